@@ -1,0 +1,3 @@
+from pipegen.cli import main
+
+main()
