@@ -1,0 +1,286 @@
+"""Load a repository's CI declarations into `Declarations`.
+
+Three layouts are understood:
+- pipegen's own config (`.buildkite/pipegen.yaml`): settings plus the steps files it names;
+- vLLM's current layout (`.buildkite/ci_config.yaml` + steps files under `job_dirs`);
+- one legacy vLLM steps file (`test-pipeline.yaml`, `test-amd.yaml`).
+The config is `--config PATH`, else `$PIPEGEN_CONFIG`, else the first of the
+two default files that exists.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pipegen import schema as s
+from pipegen.errors import DeclarationError, UsageError
+from pipegen.model import Declarations, Location, Rule, Settings, Step, Warning_
+from pipegen.presets import (
+    LEGACY_MIRROR_TAG_DEFAULT,
+    LEGACY_MIRROR_TAG_ENV,
+    derive_key,
+    legacy_settings,
+    vllm_settings,
+)
+from pipegen.steps_file import STEP_FIELDS, VLLM_IGNORED, load_steps_file
+from pipegen.yamlio import LocDict, LocList, load_file
+
+DEFAULT_CONFIGS = (".buildkite/pipegen.yaml", ".buildkite/ci_config.yaml")
+
+PIPEGEN_FIELDS: dict[str, s.Checker] = {
+    "steps": s.string_list,
+    "base_branch": s.string,
+    "hardware": s.anything,
+    "run_all": s.string_list,
+    "run_all_exclude": s.string_list,
+    "docs_only": s.string_list,
+    "always_run": s.string_list,
+    "no_dependencies": s.choice("block", "run"),
+    "unselected": s.choice("block", "skip", "omit"),
+    "rules": s.anything,
+    "interpolate": s.string_list,
+    "docker_workdir": s.env_map,
+}
+RULE_FIELDS: dict[str, s.Checker] = {
+    "name": s.string,
+    "changed": s.string_list,
+    "devices": s.string_list,
+    "mirror": s.string,
+    "dind": s.boolean,
+    "overrides_optional": s.boolean,
+}
+VLLM_CONFIG_FIELDS: dict[str, s.Checker] = {
+    "name": s.string,
+    "job_dirs": s.string_list,
+    "run_all_patterns": s.string_list,
+    "run_all_exclude_patterns": s.string_list,
+    "registries": s.anything,
+    "repositories": s.anything,
+    "github_repo_name": s.string,
+}
+LEGACY_FIELDS: dict[str, s.Checker] = {
+    **{k: v for k, v in STEP_FIELDS.items() if k not in ("mirror", "device", "num_devices")},
+    "commands": s.nested_command_list,
+    "gpu": s.string,
+    "num_gpus": s.positive_int,
+    "agent_pool": s.string,
+    "mirror_hardwares": s.string_list,
+    "fast_check": s.boolean,
+    "torch_nightly": s.boolean,
+    "autorun_on_main": s.boolean,
+}
+
+
+def find_config(root: str, config: str | None) -> str:
+    """The config file to read, relative to `root` or absolute."""
+    chosen = config or os.environ.get("PIPEGEN_CONFIG")
+    if chosen:
+        if not os.path.isfile(os.path.join(root, chosen)):
+            raise UsageError(f"config file not found: {chosen}", fix="pass an existing file to --config")
+        return chosen
+    for candidate in DEFAULT_CONFIGS:
+        if os.path.isfile(os.path.join(root, candidate)):
+            return candidate
+    raise UsageError(
+        f"no CI configuration found in {os.path.abspath(root)} (looked for {' and '.join(DEFAULT_CONFIGS)})",
+        fix="run pipegen at the repository root, or pass --config PATH",
+    )
+
+
+def load(root: str = ".", config: str | None = None) -> Declarations:
+    """Read the declarations of the repository at `root`."""
+    path = find_config(root, config)
+    data = load_file(os.path.join(root, path), _rel(root, path))
+    where = Location(_rel(root, path), 1, 1)
+    top = s.require_mapping(data, where, "the config file")
+    if "job_dirs" in top:
+        return _load_vllm(root, _rel(root, path), top)
+    steps = top.get("steps")
+    if isinstance(steps, LocList) and steps and isinstance(steps[0], dict):
+        return _load_legacy(root, _rel(root, path), top)
+    return _load_pipegen(root, _rel(root, path), top)
+
+
+def _rel(root: str, path: str) -> str:
+    full = path if os.path.isabs(path) else os.path.join(root, path)
+    rel = os.path.relpath(full, root)
+    return full if rel.startswith("..") else rel.replace(os.sep, "/")
+
+
+def _yaml_files(root: str, entry: str, where: Location) -> list[str]:
+    """A steps entry: one file, or every *.yaml below a folder (sorted: stable output)."""
+    full = os.path.join(root, entry)
+    if os.path.isfile(full):
+        return [_rel(root, entry)]
+    if not os.path.isdir(full):
+        raise DeclarationError(f"steps path not found: {entry}", where, "fix the path or create it")
+    found = []
+    for folder, dirs, files in os.walk(full):
+        dirs.sort()
+        found += [_rel(root, os.path.join(folder, f)) for f in sorted(files) if f.endswith(".yaml")]
+    return found
+
+
+def _load_steps(root: str, files: list[str], *, vllm: bool, warnings: list[Warning_],
+                default_working_dir: str | None = None) -> list[Step]:
+    steps: list[Step] = []
+    for rel in files:
+        data = load_file(os.path.join(root, rel), rel)
+        steps += load_steps_file(data, rel, vllm=vllm, warnings=warnings, default_working_dir=default_working_dir)
+    return steps
+
+
+def _load_pipegen(root: str, path: str, top: LocDict) -> Declarations:
+    fields = s.check_fields(top, PIPEGEN_FIELDS, "config")
+    if not fields.get("steps"):
+        raise DeclarationError("config has no 'steps'", top.loc(), "add 'steps: [.buildkite/steps]' (files or folders)")
+    hardware = fields.get("hardware")
+    settings = Settings(
+        base_branch=fields.get("base_branch", "main"),
+        run_all=fields.get("run_all", ()),
+        run_all_exclude=fields.get("run_all_exclude", ()),
+        docs_only=fields.get("docs_only", ()),
+        always_run=fields.get("always_run", ()),
+        no_dependencies=fields.get("no_dependencies", "block"),
+        unselected=fields.get("unselected", "block"),
+        rules=_rules(top.get("rules"), top.loc("rules")),
+        interpolate=fields.get("interpolate", ()),
+        docker_workdir=fields.get("docker_workdir", ()),
+        hardware_file=hardware if isinstance(hardware, str) else None,
+        hardware_inline=hardware if isinstance(hardware, dict) else None,
+    )
+    if hardware is not None and not isinstance(hardware, (str, dict)):
+        raise DeclarationError("'hardware' must be a file path or a mapping", top.loc("hardware"))
+    warnings: list[Warning_] = []
+    files: list[str] = []
+    for index, entry in enumerate(fields["steps"]):
+        entry_where = top["steps"].loc(index) if isinstance(top["steps"], LocList) else top.loc("steps")
+        files += _yaml_files(root, entry, entry_where)
+    steps = _load_steps(root, files, vllm=False, warnings=warnings)
+    return _finish(root, steps, settings, "pipegen", [path, *files], warnings)
+
+
+def _rules(raw: Any, where: Location) -> tuple[Rule, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, LocList):
+        raise DeclarationError("'rules' must be a list", where)
+    rules = []
+    for index, item in enumerate(raw):
+        rule = s.check_fields(s.require_mapping(item, raw.loc(index), "a rule"), RULE_FIELDS, "rule")
+        if not rule.get("name") or not rule.get("changed"):
+            raise DeclarationError("a rule needs 'name' and 'changed'", raw.loc(index))
+        rules.append(Rule(**{**rule, "changed": tuple(rule["changed"]), "devices": tuple(rule.get("devices", ()))}))
+    return tuple(rules)
+
+
+def _load_vllm(root: str, path: str, top: LocDict) -> Declarations:
+    warnings: list[Warning_] = []
+    fields = s.check_fields(top, VLLM_CONFIG_FIELDS, "ci_config", lenient=True, warnings=warnings)
+    settings = vllm_settings(
+        run_all=fields.get("run_all_patterns", ()),
+        run_all_exclude=fields.get("run_all_exclude_patterns", ()),
+    )
+    # vLLM defaults the working dir of steps in files with a group-level depends_on.
+    working_dir = "/vllm-workspace/tests" if fields.get("github_repo_name", "vllm-project/vllm") == "vllm-project/vllm" else None
+    files: list[str] = []
+    job_dirs = top["job_dirs"]
+    for index, entry in enumerate(fields.get("job_dirs", ())):
+        files += _yaml_files(root, entry, job_dirs.loc(index) if isinstance(job_dirs, LocList) else top.loc("job_dirs"))
+    steps = _load_steps(root, files, vllm=True, warnings=warnings, default_working_dir=working_dir)
+    return _finish(root, steps, settings, "vllm", [path, *files], warnings)
+
+
+def _load_legacy(root: str, path: str, top: LocDict) -> Declarations:
+    warnings: list[Warning_] = []
+    raw_steps = top["steps"]
+    is_amd = any(isinstance(item, dict) and "agent_pool" in item for item in raw_steps)
+    tag = os.environ.get(LEGACY_MIRROR_TAG_ENV, LEGACY_MIRROR_TAG_DEFAULT) if is_amd else None
+    settings = legacy_settings(mirror_tag=tag)
+    steps: list[Step] = []
+    seen: dict[str, int] = {}
+    for index, raw in enumerate(raw_steps):
+        where = raw_steps.loc(index)
+        item = s.require_mapping(raw, where, "a step")
+        fields = s.check_fields(item, LEGACY_FIELDS, "step", ignored=VLLM_IGNORED, lenient=True, warnings=warnings)
+        if "label" not in fields:
+            raise DeclarationError("step has no 'label'", item.loc(), "add 'label: ...'")
+        pool = fields.get("agent_pool")
+        key = fields.get("key") or derive_key(fields["label"])
+        # Legacy files repeat labels across agent pools: make keys unique and stable.
+        if key in seen and pool:
+            key = f"{key}-{pool}"
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > 1:
+            key = f"{key}-{seen[key]}"
+            seen[key] = 1
+        steps.append(Step(
+            key=key,
+            label=fields["label"],
+            group="",
+            location=where,
+            commands=fields.get("commands", ()),
+            working_dir=fields.get("working_dir", "/vllm-workspace/tests"),
+            depends_on=fields.get("depends_on", ()),
+            dependencies=fields.get("source_file_dependencies", ()),
+            dependency_kind="raw",
+            device=pool or fields.get("gpu"),
+            num_devices=fields.get("num_gpus"),
+            num_nodes=fields.get("num_nodes"),
+            no_gpu=fields.get("no_gpu", False),
+            agent_pool=pool,
+            env=fields.get("env", ()),
+            soft_fail=True if is_amd else fields.get("soft_fail", False),
+            timeout_in_minutes=fields.get("timeout_in_minutes"),
+            parallelism=fields.get("parallelism"),
+            retry=fields.get("retry"),
+            optional=fields.get("optional", False),
+            mirror_hardwares=fields.get("mirror_hardwares", ()),
+        ))
+    return _finish(root, steps, settings, "legacy", [path], warnings)
+
+
+def _finish(root: str, steps: list[Step], settings: Settings, layout: str, files: list[str],
+            warnings: list[Warning_]) -> Declarations:
+    validate_graph(steps)
+    return Declarations(steps=tuple(steps), settings=settings, layout=layout,  # type: ignore[arg-type]
+                        files=tuple(files), warnings=tuple(warnings), root=root)
+
+
+def validate_graph(steps: list[Step]) -> None:
+    """Unique keys, known depends_on targets, no cycles."""
+    by_key: dict[str, Step] = {}
+    for step in steps:
+        if step.key in by_key:
+            first = by_key[step.key]
+            raise DeclarationError(f"duplicate step key '{step.key}' (also at {first.location})", step.location,
+                                   "give one of the steps a different 'key'")
+        by_key[step.key] = step
+    for step in steps:
+        for target in step.depends_on:
+            if target not in by_key:
+                raise DeclarationError(f"step '{step.key}' depends on unknown step '{target}'", step.location,
+                                       s.suggest(target, by_key) if by_key else "remove the depends_on entry")
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+    for start in by_key:
+        stack = [(start, iter(by_key[start].depends_on))]
+        path = [start]
+        if state.get(start):
+            continue
+        state[start] = 1
+        while stack:
+            key, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                state[key] = 2
+                stack.pop()
+                path.pop()
+            elif state.get(child) == 1:
+                cycle = path[path.index(child):] + [child]
+                raise DeclarationError(f"dependency cycle: {' -> '.join(cycle)}", by_key[child].location,
+                                       "remove one of these depends_on entries")
+            elif not state.get(child):
+                state[child] = 1
+                path.append(child)
+                stack.append((child, iter(by_key[child].depends_on)))

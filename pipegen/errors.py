@@ -1,0 +1,39 @@
+"""Errors a user can cause. The CLI prints them as one line and exits non-zero."""
+
+from __future__ import annotations
+
+from pipegen.model import Location
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1  # findings, a failed test, an invalid pipeline
+EXIT_USAGE = 2  # usage error, unreadable or invalid declarations
+
+
+class PipegenError(Exception):
+    """A problem with the user's input: printed without a traceback."""
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, message: str, location: Location | None = None, fix: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.location = location
+        self.fix = fix
+
+    def __str__(self) -> str:
+        text = f"{self.location}: {self.message}" if self.location else self.message
+        return f"{text}\n  fix: {self.fix}" if self.fix else text
+
+
+class DeclarationError(PipegenError):
+    """Invalid CI declarations (YAML syntax, schema, graph)."""
+
+
+class UsageError(PipegenError):
+    """Bad command-line usage or environment (not a repository, unknown key)."""
+
+
+class OutputError(PipegenError):
+    """The rendered pipeline would not be accepted (schema, limits)."""
+
+    exit_code = EXIT_FINDINGS

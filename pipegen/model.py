@@ -1,0 +1,224 @@
+"""The data that flows through pipegen: declarations in, decisions out.
+
+Everything here is plain, immutable data. Loading (declarations.py), git
+(git.py), deciding (decide.py), placing on hardware (hardware.py) and
+rendering (render.py) all speak these types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Action = Literal["run", "block", "skip"]
+ACTIONS: tuple[Action, ...] = ("run", "block", "skip")
+
+# How a pattern list matches paths (see matching.py):
+#   "entry": vLLM's rule; a path matches itself and everything below it,
+#            an entry with glob characters is a gitignore-style glob,
+#            a leading "!" excludes.
+#   "regex": Python re.match (anchored at the start only): vLLM's run-all patterns.
+#   "raw":   raw string prefix: the legacy test-amd.yaml matcher.
+PatternKind = Literal["entry", "regex", "raw"]
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where something was declared, for error messages and findings."""
+
+    file: str
+    line: int = 0  # 1-based; 0 when unknown
+    column: int = 0  # 1-based; 0 when unknown
+
+    def __str__(self) -> str:
+        if self.line:
+            return f"{self.file}:{self.line}:{self.column or 1}"
+        return self.file
+
+
+@dataclass(frozen=True)
+class Step:
+    """One schedulable unit: a test step on one hardware target.
+
+    The loader expands every declaration into these: an AMD mirror
+    (`mirror.amd`) or a fan-out over several hardware families becomes its
+    own Step, with `origin` naming the declared step it came from. Each Step
+    gets exactly one decision and becomes exactly one job.
+    """
+
+    key: str  # unique, final Buildkite key (vLLM: own key or label-derived; mirror: amd-<key>)
+    label: str
+    group: str  # display group ("" = ungrouped)
+    location: Location
+    commands: tuple[str, ...] = ()
+    working_dir: str | None = None
+    depends_on: tuple[str, ...] = ()
+    # source_file_dependencies, verbatim; "!"-prefixed entries exclude.
+    dependencies: tuple[str, ...] = ()
+    dependency_kind: PatternKind = "entry"
+    # Hardware request. `device` is a hardware family or a vLLM device name
+    # ("h100", "mi325_1", "cpu-small"); None = the default GPU family.
+    device: str | None = None
+    num_devices: int | None = None
+    num_nodes: int | None = None
+    no_gpu: bool = False
+    agent_pool: str | None = None  # legacy AMD pool, e.g. "mi300_2"
+    agent_tags: tuple[tuple[str, str], ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    soft_fail: bool | tuple[int, ...] = False  # bool, or exit statuses
+    timeout_in_minutes: int | None = None
+    parallelism: int | None = None
+    concurrency: int | None = None
+    concurrency_group: str | None = None
+    retry: Any = None  # Buildkite retry mapping, verbatim
+    optional: bool = False
+    no_plugin: bool = False
+    dind: bool = True
+    # Mirrors and fan-outs: key of the declared step this one expands; None for a plain step.
+    origin: str | None = None
+    mirror: str | None = None  # "amd" for a vLLM AMD mirror
+    # Legacy AMD steps: the pipeline-level tags it is mirrored to.
+    mirror_hardwares: tuple[str, ...] = ()
+    # Extra, format-specific fields kept for checks (e.g. ignored vLLM fields).
+    extras: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def env_dict(self) -> dict[str, str]:
+        return dict(self.env)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A hardware-specific selection rule (pipegen config `rules:`).
+
+    A step that `applies` runs when a changed file matches `changed`.
+    `overrides_optional` places the rule before the optional->block rule
+    (vLLM: AMD mirrors run when docker/Dockerfile.rocm_base changes); otherwise
+    it sits just before run-all (vLLM: native AMD steps and run-amd-test.sh).
+    """
+
+    name: str
+    changed: tuple[str, ...]
+    devices: tuple[str, ...] = ()  # fnmatch globs on Step.device; empty = any
+    mirror: str | None = None  # only mirrors of this kind ("amd")
+    dind: bool | None = None  # only steps with this dind value
+    overrides_optional: bool = False
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Repository-wide selection settings (pipegen.yaml or a preset)."""
+
+    base_branch: str = "main"
+    run_all: tuple[str, ...] = ()
+    run_all_exclude: tuple[str, ...] = ()
+    run_all_kind: PatternKind = "entry"
+    docs_only: tuple[str, ...] = ()  # entries; empty = no docs-only rule
+    always_run: tuple[str, ...] = ()  # key globs (fnmatch)
+    no_dependencies: Literal["block", "run"] = "block"
+    unselected: Literal["block", "skip", "omit"] = "block"
+    rules: tuple[Rule, ...] = ()
+    run_all_env: tuple[str, ...] = ("RUN_ALL",)  # env vars that mean "run everything" when == "1"
+    interpolate: tuple[str, ...] = ()  # variables left for upload-time interpolation
+    docker_workdir: tuple[tuple[str, str], ...] = ()  # ("/vllm-workspace/tests", "tests")
+    hardware_file: str | None = None
+    hardware_inline: Any = None
+    preset: str | None = None  # "vllm" for vLLM files
+    # Legacy test-amd.yaml: only steps whose mirror_hardwares holds this tag exist.
+    mirror_tag: str | None = None
+
+
+@dataclass(frozen=True)
+class Warning_:
+    """A non-fatal problem found while loading (e.g. a field vLLM ignores)."""
+
+    location: Location
+    code: str
+    message: str
+    fix: str = ""
+
+    def __str__(self) -> str:
+        text = f"{self.location}: {self.message}"
+        return f"{text} ({self.fix})" if self.fix else text
+
+
+@dataclass(frozen=True)
+class Declarations:
+    """Everything loaded from a repository's CI configuration."""
+
+    steps: tuple[Step, ...]
+    settings: Settings
+    layout: Literal["pipegen", "vllm", "legacy"]
+    files: tuple[str, ...] = ()  # every file that was read (repo-relative)
+    warnings: tuple[Warning_, ...] = ()
+    root: str = "."  # repository root the paths are relative to
+
+    def by_key(self) -> dict[str, Step]:
+        return {s.key: s for s in self.steps}
+
+
+@dataclass(frozen=True)
+class ChangeSet:
+    """The changed files of a change and how far they can be trusted."""
+
+    files: tuple[str, ...]
+    base: str | None = None  # the ref that was asked for / resolved
+    merge_base: str | None = None  # commit sha
+    trusted: bool = True  # False: the diff could not be computed; select everything
+    reason: str = ""  # why it cannot be trusted, or how it was computed
+    source: str = "git"  # "git" or "files-from"
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a step got its action: the rule, and the file/entry that fired it."""
+
+    rule: str  # e.g. "dependency", "run-all", "optional", "no-dependencies", "docs-only"
+    text: str  # human sentence
+    file: str | None = None
+    entry: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"rule": self.rule, "text": self.text}
+        if self.file is not None:
+            out["file"] = self.file
+        if self.entry is not None:
+            out["entry"] = self.entry
+        return out
+
+
+@dataclass(frozen=True)
+class Decision:
+    step: Step
+    action: Action
+    reasons: tuple[Reason, ...]
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user asked for on the command line or in the environment."""
+
+    only: tuple[str, ...] | None = None  # explicit keys; None = not given
+    nightly: bool = False
+    run_all: bool = False
+    noauto: bool = False
+    docs_only_disable: bool = False
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The outcome of deciding: one Decision per Step, plus the global verdict."""
+
+    decisions: tuple[Decision, ...]
+    changes: ChangeSet
+    run_all: bool = False
+    run_all_reason: str = ""
+    skip_all: bool = False
+    skip_reason: str = ""
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    def counts(self) -> dict[str, int]:
+        out = {a: 0 for a in ACTIONS}
+        for d in self.decisions:
+            out[d.action] += 1
+        return out

@@ -1,0 +1,69 @@
+"""vLLM's selection rules, written as pipegen configuration.
+
+The engine (decide.py) knows nothing about vLLM: these settings reproduce
+vLLM's generator (vllm-project/ci-infra, see shared/spec/vllm-ci.md) when
+pipegen reads vLLM's own files.
+"""
+
+from __future__ import annotations
+
+from pipegen.model import Rule, Settings
+
+AMD_GPU_DEVICES = ("mi250_?", "mi300_?", "mi325_?", "mi355_?")
+AMD_GROUP = "Hardware-AMD Tests"
+AMD_IMAGE_BUILD = "image-build-amd"
+
+VLLM_RULES = (
+    # An AMD base-image change reruns every AMD mirror, even optional ones.
+    Rule(
+        name="rocm-base-changed",
+        changed=("docker/Dockerfile.rocm_base",),
+        devices=AMD_GPU_DEVICES,
+        mirror="amd",
+        overrides_optional=True,
+    ),
+    # Native (non-docker-in-docker) AMD jobs run through this wrapper script.
+    Rule(
+        name="amd-native-runtime",
+        changed=(".buildkite/scripts/hardware_ci/run-amd-test.sh",),
+        devices=AMD_GPU_DEVICES,
+        dind=False,
+    ),
+)
+
+VLLM_SETTINGS = dict(
+    base_branch="main",
+    run_all_kind="regex",
+    docs_only=("docs/", "*.md", "mkdocs.yaml"),
+    always_run=("image-build*", "ensure-ci-base-amd", "refresh-rocm-base-amd"),
+    no_dependencies="block",
+    unselected="block",
+    rules=VLLM_RULES,
+    run_all_env=("RUN_ALL", "TORCH_NIGHTLY"),
+    docker_workdir=(("/vllm-workspace", ""),),
+    preset="vllm",
+)
+
+# The old test-amd.yaml template: raw prefixes, no dependencies = always run.
+LEGACY_SETTINGS = dict(VLLM_SETTINGS, no_dependencies="run", rules=())
+
+LEGACY_MIRROR_TAG_ENV = "AMD_MIRROR_HW"
+LEGACY_MIRROR_TAG_DEFAULT = "amdproduction"
+
+
+def vllm_settings(**overrides: object) -> Settings:
+    return Settings(**{**VLLM_SETTINGS, **overrides})  # type: ignore[arg-type]
+
+
+def legacy_settings(**overrides: object) -> Settings:
+    return Settings(**{**LEGACY_SETTINGS, **overrides})  # type: ignore[arg-type]
+
+
+def derive_key(label: str) -> str:
+    """vLLM's key for a step without one (ci-infra `_generate_step_key`)."""
+    key = label.replace(" ", "-").lower()
+    for char in "()%":
+        key = key.replace(char, "")
+    for char in ",+:./":
+        key = key.replace(char, "-")
+    return key

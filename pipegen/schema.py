@@ -1,0 +1,178 @@
+"""Field schemas for steps files, with one clear error per problem.
+
+A field spec is a checker that takes (value, where) and returns the
+normalised value or raises DeclarationError naming the file, line and fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Callable
+
+from pipegen.errors import DeclarationError
+from pipegen.model import Location, Warning_
+from pipegen.yamlio import LocDict, LocList
+
+Checker = Callable[[Any, Location], Any]
+
+
+def _fail(where: Location, message: str, fix: str = "") -> DeclarationError:
+    return DeclarationError(message, where, fix)
+
+
+def string(value: Any, where: Location) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise _fail(where, f"expected a string, got {_kind(value)}", "write the value as a string")
+
+
+def boolean(value: Any, where: Location) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise _fail(where, f"expected true or false, got {_kind(value)} {value!r}", "write true or false")
+
+
+def positive_int(value: Any, where: Location) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    raise _fail(where, f"expected a whole number >= 1, got {value!r}", "write a positive integer")
+
+
+def string_list(value: Any, where: Location) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list):
+        out = []
+        for index, item in enumerate(value):
+            item_where = value.loc(index) if isinstance(value, LocList) else where
+            if item is None:
+                raise _fail(item_where, "empty list item", "remove the empty '-' line")
+            out.append(string(item, item_where))
+        return tuple(out)
+    raise _fail(where, f"expected a list of strings, got {_kind(value)}", "write a YAML list ('- item' lines)")
+
+
+def command_list(value: Any, where: Location) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    return string_list(value, where)
+
+
+def nested_command_list(value: Any, where: Location) -> tuple[str, ...]:
+    """Legacy multi-node steps list one command list per node: flatten them."""
+    if isinstance(value, list):
+        out: list[str] = []
+        for index, item in enumerate(value):
+            item_where = value.loc(index) if isinstance(value, LocList) else where
+            out += nested_command_list(item, item_where) if isinstance(item, list) else [string(item, item_where)]
+        return tuple(out)
+    return command_list(value, where)
+
+
+def env_map(value: Any, where: Location) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, dict):
+        raise _fail(where, f"expected a mapping of NAME: value, got {_kind(value)}")
+    out = []
+    for name, item in value.items():
+        item_where = value.loc(name) if isinstance(value, LocDict) else where
+        if not isinstance(name, str):
+            raise _fail(item_where, f"environment variable name must be a string, got {name!r}")
+        if isinstance(item, bool):
+            item = "true" if item else "false"
+        if item is None:
+            raise _fail(item_where, f"environment variable {name} has no value", 'write "" for an empty value')
+        out.append((name, string(item, item_where)))
+    return tuple(out)
+
+
+def tag_map(value: Any, where: Location) -> tuple[tuple[str, str], ...]:
+    return env_map(value, where)
+
+
+def soft_fail(value: Any, where: Location) -> bool | tuple[int, ...]:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, list):
+        statuses = []
+        for item in value:
+            if isinstance(item, dict) and isinstance(item.get("exit_status"), int):
+                statuses.append(item["exit_status"])
+            else:
+                raise _fail(where, "soft_fail list items must be {exit_status: N}")
+        return tuple(statuses)
+    raise _fail(where, f"soft_fail must be true, false or a list of {{exit_status: N}}, got {value!r}")
+
+
+def mapping(value: Any, where: Location) -> Any:
+    if value is None or isinstance(value, dict):
+        return value
+    raise _fail(where, f"expected a mapping, got {_kind(value)}")
+
+
+def anything(value: Any, where: Location) -> Any:
+    return value
+
+
+def choice(*options: str) -> Checker:
+    def check(value: Any, where: Location) -> str:
+        if value in options:
+            return value
+        raise _fail(where, f"expected one of {', '.join(options)}, got {value!r}")
+
+    return check
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(
+        type(value) if not isinstance(value, dict) else dict, type(value).__name__
+    )
+
+
+def suggest(name: str, known: Any) -> str:
+    close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'?" if close else f"known fields: {', '.join(sorted(known))}"
+
+
+def require_mapping(value: Any, where: Location, what: str) -> LocDict:
+    if isinstance(value, LocDict):
+        return value
+    raise _fail(where, f"{what} must be a mapping, got {_kind(value)}")
+
+
+def check_fields(
+    data: LocDict,
+    spec: dict[str, Checker],
+    what: str,
+    *,
+    ignored: dict[str, str] | None = None,
+    lenient: bool = False,
+    warnings: list[Warning_] | None = None,
+) -> dict[str, Any]:
+    """Validate `data` against `spec`.
+
+    Unknown fields are errors, unless `lenient` (vLLM files, whose generator
+    silently drops them): then they load with a warning. `ignored` maps
+    fields known to be dropped by vLLM to the field that was meant.
+    """
+    out: dict[str, Any] = {}
+    for name, value in data.items():
+        where = data.loc(name)
+        checker = spec.get(name)
+        if checker is None:
+            meant = (ignored or {}).get(name)
+            if lenient and warnings is not None:
+                fix = f"use '{meant}'" if meant else suggest(name, spec)
+                message = f"{what} field '{name}' is ignored by vLLM's generator"
+                warnings.append(Warning_(where, "ignored-field", message, fix))
+                continue
+            raise _fail(where, f"unknown {what} field '{name}'", suggest(name, spec))
+        out[name] = checker(value, where)
+    return out

@@ -1,0 +1,275 @@
+"""One steps file -> Steps (current vLLM layout and pipegen's own format).
+
+A steps file has a file-level `group`, an optional file-level `depends_on`
+and `steps:`. Each declared step expands here into one Step per hardware
+target: its AMD mirror (`mirror.amd`) and each family of a `hardware:`
+fan-out become Steps of their own, so every later stage sees one unit
+with one decision and one job.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipegen import schema as s
+from pipegen.errors import DeclarationError
+from pipegen.model import Location, Step, Warning_
+from pipegen.presets import AMD_GPU_DEVICES, AMD_GROUP, AMD_IMAGE_BUILD, derive_key
+from pipegen.yamlio import LocDict, LocList
+
+STEP_FIELDS: dict[str, s.Checker] = {
+    "label": s.string,
+    "key": s.string,
+    "group": s.string,
+    "working_dir": s.string,
+    "depends_on": s.string_list,
+    "commands": s.command_list,
+    "device": s.string,
+    "agent_tags": s.tag_map,
+    "num_devices": s.positive_int,
+    "num_nodes": s.positive_int,
+    "source_file_dependencies": s.string_list,
+    "soft_fail": s.soft_fail,
+    "parallelism": s.positive_int,
+    "concurrency": s.positive_int,
+    "concurrency_group": s.string,
+    "timeout_in_minutes": s.positive_int,
+    "env": s.env_map,
+    "retry": s.mapping,
+    "optional": s.boolean,
+    "no_plugin": s.boolean,
+    "no_gpu": s.boolean,
+    "dind": s.boolean,
+    "mirror": s.mapping,
+}
+# pipegen's own format adds a fan-out over hardware families.
+PIPEGEN_STEP_FIELDS = {**STEP_FIELDS, "hardware": s.string_list}
+
+MIRROR_FIELDS: dict[str, s.Checker] = {
+    "device": s.string,
+    "depends_on": s.string_list,
+    "timeout_in_minutes": s.positive_int,
+    "soft_fail": s.soft_fail,
+    "commands": s.command_list,
+    "env": s.env_map,
+    "source_file_dependencies": s.string_list,
+    "optional": s.boolean,
+    "label": s.string,
+    "dind": s.boolean,
+    "no_gpu": s.boolean,
+    "num_devices": s.positive_int,
+    "num_gpus": s.positive_int,
+    "num_nodes": s.positive_int,
+    "working_dir": s.string,
+    "no_plugin": s.boolean,
+    "concurrency": s.positive_int,
+    "concurrency_group": s.string,
+    "agent_tags": s.tag_map,
+}
+
+# Fields vLLM's generator drops without a word, and what was meant.
+VLLM_IGNORED = {"num_gpus": "num_devices", "gpu": "device", "torch_nightly": "", "autorun_on_main": "", "fast_check": ""}
+
+FILE_FIELDS = {"group": s.string, "depends_on": s.string_list, "steps": s.anything}
+
+
+def load_steps_file(
+    data: Any,
+    relpath: str,
+    *,
+    vllm: bool,
+    warnings: list[Warning_],
+    default_working_dir: str | None = None,
+) -> list[Step]:
+    """Expand one parsed steps file into Steps."""
+    top = s.require_mapping(data, Location(relpath, 1, 1), "a steps file")
+    head = s.check_fields(_without(top, "steps"), FILE_FIELDS, "steps-file", lenient=vllm, warnings=warnings)
+    steps = top.get("steps")
+    if not isinstance(steps, LocList):
+        raise DeclarationError("a steps file needs a 'steps:' list", top.loc("steps") if "steps" in top else top.loc(),
+                               "add 'steps:' followed by '- label: ...' items")
+    group = head.get("group", "").strip()
+    file_depends = head.get("depends_on", ())
+    out: list[Step] = []
+    for index, raw in enumerate(steps):
+        where = steps.loc(index)
+        item = s.require_mapping(raw, where, "a step")
+        fields = s.check_fields(
+            item, STEP_FIELDS if vllm else PIPEGEN_STEP_FIELDS, "step",
+            ignored=VLLM_IGNORED, lenient=vllm, warnings=warnings,
+        )
+        if "label" not in fields:
+            raise DeclarationError("step has no 'label'", item.loc(), "add 'label: <what this step tests>'")
+        deps = list(fields.get("source_file_dependencies", ()))
+        depends_on = fields.get("depends_on", ())
+        working_dir = fields.get("working_dir")
+        if vllm:
+            # vLLM: a file-level depends_on fills steps without their own, defaults
+            # the working dir, and makes the steps file itself a dependency.
+            if file_depends:
+                depends_on = depends_on or file_depends
+                working_dir = working_dir or default_working_dir
+                deps.append(relpath)
+        else:
+            depends_on = depends_on or file_depends
+            deps.append(relpath)
+        out.extend(_expand(fields, item, Location(relpath, where.line, where.column), group, tuple(depends_on),
+                           tuple(deps), working_dir, vllm, warnings))
+    return out
+
+
+def _without(data: LocDict, name: str) -> LocDict:
+    copy = LocDict((k, v) for k, v in data.items() if k != name)
+    copy.file, copy.line, copy.column, copy.key_lines = data.file, data.line, data.column, data.key_lines
+    return copy
+
+
+def _check_pairs(fields: dict[str, Any], item: LocDict, where: Location) -> None:
+    if ("concurrency" in fields) != ("concurrency_group" in fields):
+        present = "concurrency" if "concurrency" in fields else "concurrency_group"
+        raise DeclarationError("'concurrency' and 'concurrency_group' must be set together", item.loc(present),
+                               "add the missing one or remove both")
+    if fields.get("num_nodes") and not fields.get("num_devices"):
+        raise DeclarationError("'num_nodes' requires 'num_devices'", item.loc("num_nodes"),
+                               "add 'num_devices: <GPUs per node>'")
+
+
+def _is_amd_gpu(device: str | None) -> bool:
+    import fnmatch
+
+    return device is not None and any(fnmatch.fnmatchcase(device, p) for p in AMD_GPU_DEVICES)
+
+
+def _expand(
+    fields: dict[str, Any], item: LocDict, where: Location, group: str, depends_on: tuple[str, ...],
+    deps: tuple[str, ...], working_dir: str | None, vllm: bool, warnings: list[Warning_],
+) -> list[Step]:
+    _check_pairs(fields, item, where)
+    label = fields["label"]
+    key = fields.get("key") or derive_key(label)
+    common = dict(
+        label=label,
+        location=where,
+        commands=fields.get("commands", ()),
+        working_dir=working_dir,
+        depends_on=depends_on,
+        dependencies=deps,
+        num_devices=fields.get("num_devices"),
+        num_nodes=fields.get("num_nodes"),
+        no_gpu=fields.get("no_gpu", False),
+        agent_tags=fields.get("agent_tags", ()),
+        env=fields.get("env", ()),
+        soft_fail=fields.get("soft_fail", False),
+        timeout_in_minutes=fields.get("timeout_in_minutes"),
+        parallelism=fields.get("parallelism"),
+        concurrency=fields.get("concurrency"),
+        concurrency_group=fields.get("concurrency_group"),
+        retry=fields.get("retry"),
+        optional=fields.get("optional", False),
+        no_plugin=fields.get("no_plugin", False),
+        dind=fields.get("dind", True),
+    )
+    group = fields.get("group", group)
+    hardware = fields.get("hardware")
+    if hardware is not None:
+        return _fan_out(hardware, fields, item, key, group, common)
+    device = fields.get("device")
+    if vllm and _is_amd_gpu(device):
+        group = AMD_GROUP
+    steps = [Step(key=key, group=group, device=device, **common)]
+    mirror = fields.get("mirror")
+    if mirror:
+        steps.extend(_mirrors(mirror, item, key, common, vllm, warnings))
+    return steps
+
+
+def _fan_out(hardware: tuple[str, ...], fields: dict[str, Any], item: LocDict, key: str, group: str,
+             common: dict[str, Any]) -> list[Step]:
+    where = item.loc("hardware")
+    for clash in ("device", "num_devices", "no_gpu", "mirror"):
+        if clash in fields:
+            raise DeclarationError(f"'hardware' and '{clash}' cannot be combined", item.loc(clash),
+                                   "list every target under 'hardware' as FAMILY or FAMILY:GPUS")
+    if not hardware:
+        raise DeclarationError("'hardware' is empty", where, "list at least one FAMILY or FAMILY:GPUS")
+    targets = []
+    for text in hardware:
+        family, _, count = text.partition(":")
+        if not family or (count and not count.isdigit()) or count == "0":
+            raise DeclarationError(f"hardware target {text!r} is not FAMILY or FAMILY:GPUS", where,
+                                   "write e.g. 'cpu', 'h100:2' or 'mi355:8'")
+        targets.append((family, int(count) if count else None))
+    if len(set(targets)) != len(targets):
+        raise DeclarationError("a hardware target is listed twice", where, "remove the duplicate")
+    families = [f for f, _ in targets]
+    if len(targets) == 1:
+        family, count = targets[0]
+        return [Step(key=key, group=group, device=family, **{**common, "num_devices": count})]
+    out = []
+    for family, count in targets:
+        suffix = family if families.count(family) == 1 else f"{family}-x{count or 1}"
+        label = f"{common['label']} ({family}" + (f" x{count})" if count else ")")
+        out.append(Step(key=f"{key}-{suffix}", group=group, device=family, origin=key,
+                        **{**common, "label": label, "num_devices": count}))
+    return out
+
+
+def _mirrors(mirror: Any, item: LocDict, key: str, common: dict[str, Any], vllm: bool,
+             warnings: list[Warning_]) -> list[Step]:
+    where = item.loc("mirror")
+    for name in mirror:
+        if name == "amd":
+            continue
+        if not vllm:
+            raise DeclarationError(f"unknown mirror '{name}'", mirror.loc(name), "the only mirror is 'amd'")
+        warnings.append(Warning_(mirror.loc(name), "ignored-field", f"mirror '{name}' is ignored by vLLM's generator",
+                                 "only 'mirror.amd' creates a step"))
+    if "amd" not in mirror:
+        return []
+    amd = s.require_mapping(mirror["amd"], where, "mirror.amd")
+    fields = s.check_fields(amd, MIRROR_FIELDS, "mirror.amd", lenient=vllm, warnings=warnings)
+    if "device" not in fields:
+        raise DeclarationError("mirror.amd has no 'device'", amd.loc(), "add e.g. 'device: mi325_1'")
+    device = fields["device"]
+    # vLLM: the mirror's own entries first, then the step's, without repeats.
+    deps = list(fields.get("source_file_dependencies", ()))
+    deps += [d for d in common["dependencies"] if d not in deps]
+    depends_on = []
+    for dep in fields.get("depends_on", ()):
+        dep = AMD_IMAGE_BUILD if dep == "image-build" else dep
+        if dep not in depends_on:
+            depends_on.append(dep)
+    if AMD_IMAGE_BUILD not in depends_on:
+        depends_on.insert(0, AMD_IMAGE_BUILD)
+    env = dict(common["env"])
+    env.update(fields.get("env", ()))
+    label = fields.get("label") or f"AMD: {common['label']} ({device})"
+    step = Step(
+        **{
+            **common,
+            "key": f"amd-{key}",
+            "label": label,
+            "group": AMD_GROUP,
+            "location": amd.loc(),
+            "device": device,
+            "commands": fields.get("commands") or common["commands"],
+            "working_dir": fields.get("working_dir", common["working_dir"]),
+            "depends_on": tuple(depends_on),
+            "dependencies": tuple(deps),
+            "num_devices": fields.get("num_devices") or fields.get("num_gpus") or common["num_devices"],
+            "num_nodes": fields.get("num_nodes", common["num_nodes"]),
+            "no_gpu": fields.get("no_gpu", common["no_gpu"]),
+            "no_plugin": fields.get("no_plugin", False),
+            "dind": fields.get("dind", True),
+            "env": tuple(env.items()),
+            "soft_fail": fields.get("soft_fail", common["soft_fail"]),
+            "timeout_in_minutes": fields.get("timeout_in_minutes"),
+            "concurrency": fields.get("concurrency", common["concurrency"]),
+            "concurrency_group": fields.get("concurrency_group", common["concurrency_group"]),
+            "agent_tags": fields.get("agent_tags", ()),
+            "optional": fields.get("optional", common["optional"]),
+            "origin": key,
+            "mirror": "amd",
+        }
+    )
+    return [step]
