@@ -200,6 +200,12 @@ def _load_legacy(root: str, path: str, top: LocDict) -> Declarations:
     settings = legacy_settings(mirror_tag=tag)
     steps: list[Step] = []
     seen: dict[str, int] = {}
+    # Legacy files repeat labels across agent pools: every repeated label gets its
+    # pool in the key, so a key does not depend on which copy comes first.
+    label_counts: dict[str, int] = {}
+    for raw in raw_steps:
+        if isinstance(raw, dict) and isinstance(raw.get("label"), str):
+            label_counts[raw["label"]] = label_counts.get(raw["label"], 0) + 1
     for index, raw in enumerate(raw_steps):
         where = raw_steps.loc(index)
         item = s.require_mapping(raw, where, "a step")
@@ -208,8 +214,7 @@ def _load_legacy(root: str, path: str, top: LocDict) -> Declarations:
             raise DeclarationError("step has no 'label'", item.loc(), "add 'label: ...'")
         pool = fields.get("agent_pool")
         key = fields.get("key") or derive_key(fields["label"])
-        # Legacy files repeat labels across agent pools: make keys unique and stable.
-        if key in seen and pool:
+        if pool and label_counts.get(fields["label"], 0) > 1 and "key" not in fields:
             key = f"{key}-{pool}"
         seen[key] = seen.get(key, 0) + 1
         if seen[key] > 1:

@@ -200,7 +200,7 @@ class Options:
 
     only: tuple[str, ...] | None = None  # explicit keys; None = not given
     nightly: bool = False
-    run_all: bool = False
+    run_all: str = ""  # why everything was asked for ("--all", "RUN_ALL=1"); "" = not asked
     noauto: bool = False
     docs_only_disable: bool = False
 

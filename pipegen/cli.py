@@ -1,0 +1,146 @@
+"""Command line: parse options, wire them to the stages, map errors to exit codes.
+
+Each command's work lives in its own module, imported only when the
+command runs, so `pipegen render` pays for nothing else.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any, Callable
+
+import click
+
+from pipegen.errors import EXIT_USAGE, PipegenError
+
+
+def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The options that say which change to look at and what to force."""
+    options = [
+        click.option("--config", "config", metavar="PATH", help="CI config (default: $PIPEGEN_CONFIG, "
+                     ".buildkite/pipegen.yaml, then .buildkite/ci_config.yaml)."),
+        click.option("--root", default=".", metavar="DIR", show_default=True, help="Repository root."),
+        click.option("--base", metavar="REF", help="Diff against the merge base with REF (default: $PIPEGEN_BASE, "
+                     "Buildkite's base branch, origin/<base_branch>)."),
+        click.option("--files-from", metavar="FILE", help="Read changed paths from FILE ('-' = stdin; newline- or "
+                     "NUL-separated) instead of git."),
+        click.option("--committed-only", is_flag=True, help="Ignore staged, unstaged and untracked work "
+                     "(the default in CI)."),
+        click.option("--fetch-base", is_flag=True, help="Deepen a shallow clone until the merge base is found."),
+        click.option("--strict-diff", is_flag=True, help="Fail (exit 1) instead of selecting everything when "
+                     "the diff cannot be trusted."),
+        click.option("--only", multiple=True, metavar="KEY", help="Run only these steps and what they depend on "
+                     "(also $PIPEGEN_ONLY_STEP_KEYS / $VLLM_CI_ONLY_STEP_KEYS, a JSON array)."),
+        click.option("--all", "run_all", is_flag=True, help="Run every step (also RUN_ALL=1)."),
+        click.option("--nightly", is_flag=True, help="Nightly: optional steps run too (also NIGHTLY=1)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _args(**kwargs: Any) -> Any:
+    from pipegen.pipeline import SelectArgs
+
+    names = SelectArgs.__dataclass_fields__
+    return SelectArgs(**{k: (tuple(v) if k == "only" else v) for k, v in kwargs.items() if k in names})
+
+
+def _guard(func: Callable[..., int]) -> Callable[..., None]:
+    """Run a command; a user error is one message on stderr and its exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        try:
+            code = func(*args, **kwargs)
+        except PipegenError as exc:
+            click.echo(f"pipegen: error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        sys.exit(code or 0)
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="pipegen")
+def cli() -> None:
+    """Decide which CI steps a change needs and schedule them on the right hardware.
+
+    \b
+    Example:
+      pipegen select                      # what would CI run for my change?
+      pipegen render | buildkite-agent pipeline upload
+    """
+
+
+@cli.command()
+@_selection_options
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@_guard
+def select(fmt: str, **kwargs: Any) -> int:
+    """Decide every step: run, block or skip, with the reason.
+
+    \b
+    Example:
+      pipegen select --base origin/main --format json
+      git diff --name-only main | pipegen select --files-from -
+    """
+    from pipegen.pipeline import select as run_select
+    from pipegen.report import render_selection
+
+    _decl, selection = run_select(_args(**kwargs))
+    _warn_untrusted(selection)
+    click.echo(render_selection(selection, fmt), nl=False)
+    return 0
+
+
+def _warn_untrusted(selection: Any) -> None:
+    if not selection.changes.trusted:
+        click.echo(f"pipegen: WARNING: {selection.run_all_reason}", err=True)
+
+
+@cli.command()
+@_selection_options
+@click.argument("paths", nargs=-1)
+@click.option("--step", "step_keys", multiple=True, metavar="KEY", help="Explain the decision for this step.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_guard
+def why(paths: tuple[str, ...], step_keys: tuple[str, ...], fmt: str, **kwargs: Any) -> int:
+    """Explain which steps PATHs select, or why a step got its decision.
+
+    \b
+    Example:
+      pipegen why vllm/distributed/parallel_state.py
+      pipegen why --step distributed-comm-ops
+    """
+    import json
+
+    from pipegen import report
+    from pipegen.pipeline import load_declarations, select as run_select, steps_by_key
+
+    if not paths and not step_keys:
+        raise click.UsageError("give PATH... or --step KEY")
+    args = _args(**kwargs)
+    out: dict[str, Any] = {}
+    text = ""
+    if paths:
+        rows = report.why_paths(load_declarations(args), paths)
+        out["paths"], text = rows, report.why_paths_text(rows)
+    if step_keys:
+        decl, selection = run_select(args)
+        _warn_untrusted(selection)
+        infos = [report.why_step(step, selection) for step in steps_by_key(decl, step_keys)]
+        out["steps"] = infos
+        text += "".join(report.why_step_text(i) for i in infos)
+    click.echo(json.dumps(out, indent=2) if fmt == "json" else text, nl=fmt == "json")
+    return 0
+
+
+def main() -> None:
+    try:
+        cli(prog_name="pipegen")
+    except KeyboardInterrupt:
+        click.echo("pipegen: interrupted", err=True)
+        sys.exit(130)
+

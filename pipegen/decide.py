@@ -1,0 +1,141 @@
+"""Decide every step: run, block or skip, each with its reasons. Pure.
+
+The rules, first that applies wins (vLLM's order, shared/spec/vllm-ci.md):
+docs-only skip of the whole change; NOAUTO; explicit keys; hardware rules
+that override `optional`; always-run keys; nightly; optional; the other
+hardware rules; run-all; dependency match; the configured action for a
+step without dependencies; else block.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Sequence
+
+from pipegen.errors import UsageError
+from pipegen.matching import StepIndex, first_match
+from pipegen.model import ChangeSet, Decision, Declarations, Options, Reason, Rule, Selection, Step
+
+
+def decide(decl: Declarations, changes: ChangeSet, options: Options) -> Selection:
+    settings = decl.settings
+    files = [f for f in changes.files if f]
+    warnings: list[str] = [str(w) for w in decl.warnings]
+
+    run_all, run_all_reason = _run_all(decl, changes, options, files)
+    only = closure(decl.steps, options.only) if options.only is not None else None
+    skip_reason = ""
+    if not (options.docs_only_disable or run_all or only is not None) and _docs_only(settings.docs_only, files):
+        skip_reason = f"docs-only change: all {len(files)} changed file(s) match {', '.join(settings.docs_only)}"
+
+    matched = StepIndex(decl.steps).matches(files)
+    decisions = []
+    for step, match in zip(decl.steps, matched):
+        if skip_reason:
+            decisions.append(Decision(step, "skip", (Reason("docs-only", skip_reason),)))
+            continue
+        action, reason = _decide_step(step, match, decl, files, options, only, run_all, run_all_reason)
+        decisions.append(Decision(step, action, (reason,)))
+    return Selection(
+        decisions=tuple(decisions),
+        changes=changes,
+        run_all=run_all,
+        run_all_reason=run_all_reason,
+        skip_all=bool(skip_reason),
+        skip_reason=skip_reason,
+        warnings=tuple(warnings),
+    )
+
+
+def closure(steps: Sequence[Step], keys: Sequence[str]) -> frozenset[str]:
+    """The named keys and everything they transitively depend on."""
+    by_key = {s.key: s for s in steps}
+    unknown = [k for k in keys if k not in by_key]
+    if unknown:
+        raise UsageError(f"unknown step key(s): {', '.join(unknown)}", fix="list keys with 'pipegen select --format json'")
+    selected, pending = set(keys), list(keys)
+    while pending:
+        for dep in by_key[pending.pop()].depends_on:
+            if dep not in selected:
+                selected.add(dep)
+                pending.append(dep)
+    return frozenset(selected)
+
+
+def _run_all(decl: Declarations, changes: ChangeSet, options: Options, files: list[str]) -> tuple[bool, str]:
+    if not changes.trusted:
+        return True, f"the diff cannot be trusted ({changes.reason}): selecting everything"
+    if options.run_all:
+        return True, options.run_all
+    settings = decl.settings
+    if settings.run_all:
+        entries = list(settings.run_all) + ["!" + x for x in settings.run_all_exclude]
+        hit = first_match(entries, files, settings.run_all_kind)
+        if hit:
+            return True, f"{hit[0]} matches run-all pattern '{hit[1]}'"
+    return False, ""
+
+
+def _docs_only(patterns: Sequence[str], files: list[str]) -> bool:
+    from pipegen.matching import entry_matches
+
+    return bool(patterns) and bool(files) and all(any(entry_matches(p, f) for p in patterns) for f in files)
+
+
+def _applies(rule: Rule, step: Step) -> bool:
+    if rule.mirror is not None and step.mirror != rule.mirror:
+        return False
+    if rule.dind is not None and step.dind != rule.dind:
+        return False
+    return not rule.devices or (step.device is not None and any(fnmatch.fnmatchcase(step.device, d) for d in rule.devices))
+
+
+def _rule_hit(step: Step, decl: Declarations, files: list[str], overriding: bool) -> Reason | None:
+    for rule in decl.settings.rules:
+        if rule.overrides_optional == overriding and _applies(rule, step):
+            hit = first_match(rule.changed, files)
+            if hit:
+                return Reason(f"rule:{rule.name}", f"rule '{rule.name}': {hit[0]} changed", hit[0], hit[1])
+    return None
+
+
+def _decide_step(
+    step: Step,
+    match: tuple[str, str] | None,
+    decl: Declarations,
+    files: list[str],
+    options: Options,
+    only: frozenset[str] | None,
+    run_all: bool,
+    run_all_reason: str,
+) -> tuple[str, Reason]:
+    settings = decl.settings
+    if settings.mirror_tag is not None and settings.mirror_tag not in step.mirror_hardwares:
+        return "skip", Reason("mirror-tag", f"not mirrored to '{settings.mirror_tag}' (mirror_hardwares)")
+    if options.noauto:
+        return "block", Reason("noauto", "NOAUTO=1: every step waits to be unblocked")
+    if only is not None:
+        if step.key in only:
+            return "run", Reason("only", "explicitly requested (or a dependency of one)")
+        return "skip", Reason("only", "not in the explicit key list")
+    rule = _rule_hit(step, decl, files, overriding=True)
+    if rule:
+        return "run", rule
+    pattern = next((p for p in settings.always_run if fnmatch.fnmatchcase(step.key, p)), None)
+    if pattern and step.mirror is None:
+        return "run", Reason("always-run", f"key matches always-run '{pattern}'", entry=pattern)
+    if options.nightly:
+        return "run", Reason("nightly", "nightly build: every step runs, optional ones too")
+    if step.optional:
+        return "block", Reason("optional", "optional step: runs only when unblocked or nightly")
+    rule = _rule_hit(step, decl, files, overriding=False)
+    if rule:
+        return "run", rule
+    if run_all:
+        return "run", Reason("run-all", run_all_reason)
+    if match:
+        return "run", Reason("dependency", f"{match[0]} matches '{match[1]}'", match[0], match[1])
+    if not any(not d.startswith("!") for d in step.dependencies):
+        action = settings.no_dependencies
+        return action, Reason("no-dependencies", f"no source_file_dependencies: {action} by configuration")
+    return "block", Reason("no-match", f"no changed file matches its {len(step.dependencies)} dependency entries")

@@ -1,0 +1,163 @@
+"""The changed files of the work in a git repository (the I/O edge of `changes`).
+
+Git runs through GitPython with NUL-separated output (odd file names
+survive) and an environment cleaned of GIT_* variables that would point
+it at another repository (as pre-commit does). Renames are split into a
+deletion and an addition, so a file moved out of a watched folder still
+selects the folder's steps. Whenever the diff cannot be computed the
+ChangeSet says so (`trusted=False`) and the decision stage selects
+everything: fail safe, never fail quiet.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+from pipegen.errors import UsageError
+from pipegen.model import ChangeSet
+
+# GIT_* variables that do not redirect git to another repository or index.
+_KEEP = {"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSL_CAINFO", "GIT_SSL_NO_VERIFY", "GIT_CONFIG_NOSYSTEM",
+         "GIT_ASKPASS", "GIT_TERMINAL_PROMPT", "GIT_HTTP_PROXY_AUTHMETHOD"}
+
+
+def clean_env(environ: Mapping[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in environ.items() if not k.startswith("GIT_") or k in _KEEP}
+    env["LC_ALL"] = "C"
+    return env
+
+
+def in_ci(environ: Mapping[str, str]) -> bool:
+    return bool(environ.get("CI") or environ.get("BUILDKITE"))
+
+
+class Git:
+    """A repository; every call returns stdout, or raises GitFailed."""
+
+    def __init__(self, root: str, environ: Mapping[str, str]):
+        import git  # GitPython: imported here so `--files-from` never pays for it
+
+        self._errors = git.exc
+        try:
+            repo = git.Repo(root, search_parent_directories=True)
+        except (git.exc.InvalidGitRepositoryError, git.exc.NoSuchPathError):
+            raise UsageError(f"not a git repository: {os.path.abspath(root)}",
+                             fix="run pipegen inside a git checkout, or pass --files-from FILE") from None
+        self.top = repo.working_tree_dir or root
+        self._git = repo.git
+        self._env = clean_env(environ)
+
+    def __call__(self, *args: str) -> str:
+        try:
+            out: Any = self._git.execute(["git", *args], env=self._env, strip_newline_in_stdout=False)
+        except self._errors.GitCommandError as exc:
+            raise GitFailed(" ".join(args), str(exc.stderr).strip() or str(exc)) from None
+        return out if isinstance(out, str) else out.decode()
+
+    def resolves(self, ref: str) -> str | None:
+        try:
+            return self("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip() or None
+        except GitFailed:
+            return None
+
+    def paths(self, *args: str) -> list[str]:
+        return [p for p in self(*args).split("\0") if p]
+
+
+class GitFailed(Exception):
+    def __init__(self, command: str, stderr: str):
+        super().__init__(f"git {command}: {stderr}")
+
+
+def base_candidates(base: str | None, base_branch: str, environ: Mapping[str, str]) -> list[tuple[str, bool]]:
+    """Refs to diff against, in order; True = explicitly asked for (must resolve)."""
+    out: list[tuple[str, bool]] = []
+    explicit = base or environ.get("PIPEGEN_BASE")
+    if explicit:
+        return [(explicit, True)]
+    if environ.get("BUILDKITE_GIT_DIFF_BASE"):
+        out.append((environ["BUILDKITE_GIT_DIFF_BASE"], False))
+    pull_request = environ.get("BUILDKITE_PULL_REQUEST", "false")
+    if pull_request not in ("", "false") and environ.get("BUILDKITE_PULL_REQUEST_BASE_BRANCH"):
+        out.append((f"origin/{environ['BUILDKITE_PULL_REQUEST_BASE_BRANCH']}", False))
+    if environ.get("BUILDKITE_PIPELINE_DEFAULT_BRANCH"):
+        out.append((f"origin/{environ['BUILDKITE_PIPELINE_DEFAULT_BRANCH']}", False))
+    out += [(f"origin/{base_branch}", False), (base_branch, False)]
+    return out
+
+
+def changed_files(
+    root: str,
+    *,
+    base: str | None,
+    base_branch: str,
+    environ: Mapping[str, str],
+    committed_only: bool = False,
+    fetch_base: bool = False,
+) -> ChangeSet:
+    """Files changed between the merge base and HEAD (plus uncommitted work outside CI)."""
+    git = Git(root, environ)
+    candidates = base_candidates(base, base_branch, environ)
+    chosen, commit = None, None
+    for ref, explicit in candidates:
+        commit = git.resolves(ref)
+        if commit:
+            chosen = ref
+            break
+        if explicit:
+            return ChangeSet((), base=ref, trusted=False, reason=f"base ref '{ref}' does not resolve")
+    if chosen is None:
+        tried = ", ".join(ref for ref, _ in candidates)
+        return ChangeSet((), trusted=False, reason=f"no base ref resolves (tried {tried})")
+    head = git.resolves("HEAD")
+    if head is None:
+        return ChangeSet((), base=chosen, trusted=False, reason="HEAD has no commit yet")
+    if head == commit:
+        # A push to the base branch: everything the last first-parent commit brought.
+        parent = git.resolves("HEAD^1")
+        merge_base = parent or _EMPTY_TREE
+        how = f"HEAD is on {chosen}: diff against its first parent"
+    else:
+        merge_base = _merge_base(git, commit, fetch_base)
+        if merge_base is None:
+            shallow = git("rev-parse", "--is-shallow-repository").strip() == "true"
+            why = "shallow clone without the merge base" if shallow else "no common history (unrelated histories)"
+            return ChangeSet((), base=chosen, trusted=False,
+                             reason=f"{why} of HEAD and {chosen}; try --fetch-base or a deeper clone")
+        how = f"merge base of HEAD and {chosen}"
+    try:
+        uncommitted = not committed_only and not in_ci(environ)
+        files = git.paths("diff", "-z", "--name-only", "--no-renames", merge_base, *([] if uncommitted else ["HEAD"]), "--")
+        if uncommitted:
+            files += git.paths("ls-files", "-z", "--others", "--exclude-standard")
+            how += ", with uncommitted work"
+    except GitFailed as exc:
+        return ChangeSet((), base=chosen, merge_base=merge_base, trusted=False, reason=str(exc))
+    return ChangeSet(tuple(_unique(files)), base=chosen, merge_base=merge_base, trusted=True, reason=how)
+
+
+_EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+def _merge_base(git: Git, commit: str, fetch_base: bool) -> str | None:
+    for attempt in range(6 if fetch_base else 1):
+        if attempt:
+            try:
+                git("fetch", "--quiet", f"--deepen={50 * 2 ** attempt}", "origin")
+            except GitFailed:
+                return None
+        try:
+            return git("merge-base", commit, "HEAD").strip() or None
+        except GitFailed:
+            continue
+    return None
+
+
+def _unique(paths: list[str]) -> list[str]:
+    return list(dict.fromkeys(paths))
+
+
+def tracked_files(root: str, environ: Mapping[str, str]) -> list[str]:
+    """`git ls-files`, NUL-separated."""
+    return Git(root, environ).paths("ls-files", "-z")

@@ -1,0 +1,125 @@
+"""The task chain every command shares: declarations -> changes -> decisions.
+
+Each link is a small function of explicit inputs (the environment is
+passed in, never read behind the caller's back), so the chain is easy to
+test and the commands stay thin.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from pipegen.errors import PipegenError, UsageError
+from pipegen.model import ChangeSet, Declarations, Options, Selection
+
+
+class DiffError(PipegenError):
+    """--strict-diff and the diff cannot be trusted."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class SelectArgs:
+    """What the selection options of the CLI ask for."""
+
+    root: str = "."
+    config: str | None = None
+    base: str | None = None
+    files_from: str | None = None
+    committed_only: bool = False
+    fetch_base: bool = False
+    strict_diff: bool = False
+    only: tuple[str, ...] = ()
+    run_all: bool = False
+    nightly: bool = False
+
+
+def load_declarations(args: SelectArgs) -> Declarations:
+    from pipegen.declarations import load
+
+    return load(args.root, args.config)
+
+
+def options_from(args: SelectArgs, decl: Declarations, environ: Mapping[str, str]) -> Options:
+    only: tuple[str, ...] | None = tuple(args.only) or None
+    if only is None:
+        for name in ("PIPEGEN_ONLY_STEP_KEYS", "VLLM_CI_ONLY_STEP_KEYS"):
+            if environ.get(name):
+                only = _json_keys(name, environ[name])
+                break
+    run_all = "--all" if args.run_all else ""
+    for name in decl.settings.run_all_env:
+        if not run_all and environ.get(name) == "1":
+            run_all = f"{name}=1"
+    return Options(
+        only=only,
+        nightly=args.nightly or environ.get("NIGHTLY") == "1",
+        run_all=run_all,
+        noauto=environ.get("NOAUTO") == "1",
+        docs_only_disable=environ.get("DOCS_ONLY_DISABLE") == "1",
+    )
+
+
+def _json_keys(name: str, text: str) -> tuple[str, ...]:
+    try:
+        keys = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{name} is not valid JSON: {exc}", fix=f'write {name}=\'["key-1", "key-2"]\'') from None
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise UsageError(f"{name} must be a JSON array of step keys", fix=f'write {name}=\'["key-1", "key-2"]\'')
+    return tuple(keys)
+
+
+def read_changes(args: SelectArgs, decl: Declarations, environ: Mapping[str, str]) -> ChangeSet:
+    if args.files_from:
+        return ChangeSet(tuple(read_file_list(args.files_from)), source="files-from",
+                         reason=f"file list from {args.files_from}")
+    from pipegen.git import changed_files
+
+    changes = changed_files(
+        args.root,
+        base=args.base,
+        base_branch=decl.settings.base_branch,
+        environ=environ,
+        committed_only=args.committed_only,
+        fetch_base=args.fetch_base,
+    )
+    if not changes.trusted and args.strict_diff:
+        raise DiffError(f"the diff cannot be trusted: {changes.reason}", fix="fetch the base branch, or drop --strict-diff")
+    return changes
+
+
+def read_file_list(source: str) -> list[str]:
+    """Paths from a file (or '-' for stdin), newline- or NUL-separated."""
+    import sys
+
+    try:
+        data = sys.stdin.buffer.read() if source == "-" else open(source, "rb").read()
+    except OSError as exc:
+        raise UsageError(f"cannot read --files-from {source}: {exc.strerror}", fix="pass an existing file or '-'") from None
+    text = data.decode("utf-8", "surrogateescape")
+    parts = text.split("\0") if "\0" in text else text.splitlines()
+    return list(dict.fromkeys(p for p in parts if p))
+
+
+def select(args: SelectArgs, environ: Mapping[str, str] | None = None) -> tuple[Declarations, Selection]:
+    """Declarations, changes and decisions: the chain behind select, render and run."""
+    from pipegen.decide import decide
+
+    environ = os.environ if environ is None else environ
+    decl = load_declarations(args)
+    options = options_from(args, decl, environ)
+    changes = read_changes(args, decl, environ)
+    return decl, decide(decl, changes, options)
+
+
+def steps_by_key(decl: Declarations, keys: Sequence[str]) -> list:
+    by_key = decl.by_key()
+    missing = [k for k in keys if k not in by_key]
+    if missing:
+        raise UsageError(f"unknown step key(s): {', '.join(missing)}", fix="list keys with 'pipegen select --format json'")
+    return [by_key[k] for k in keys]

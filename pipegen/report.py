@@ -1,0 +1,149 @@
+"""Selections as text, JSON or Markdown (the output edge of `select` and `why`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from pipegen.model import ACTIONS, Declarations, Selection, Step
+from pipegen.matching import explain
+
+HEADINGS = {"run": "Run", "block": "Blocked (wait to be unblocked)", "skip": "Skipped"}
+
+
+def selection_json(sel: Selection) -> dict[str, Any]:
+    changes = sel.changes
+    return {
+        "base": changes.base,
+        "merge_base": changes.merge_base,
+        "changed_files": list(changes.files),
+        "run_all": sel.run_all,
+        "run_all_reason": sel.run_all_reason,
+        "skip_all": sel.skip_all,
+        "skip_reason": sel.skip_reason,
+        "warnings": list(sel.warnings),
+        "steps": [
+            {
+                "key": d.step.key,
+                "label": d.step.label,
+                "group": d.step.group,
+                "action": d.action,
+                "reasons": [r.to_json() for r in d.reasons],
+            }
+            for d in sel.decisions
+        ],
+    }
+
+
+def summary(sel: Selection) -> str:
+    counts = sel.counts()
+    parts = [f"{counts[a]} {a}" for a in ACTIONS]
+    where = f"{len(sel.changes.files)} changed file(s)"
+    if sel.changes.base:
+        where += f" against {sel.changes.base}"
+        if sel.changes.merge_base:
+            where += f" (merge base {sel.changes.merge_base[:12]})"
+    return f"{', '.join(parts)} of {len(sel.decisions)} steps; {where}"
+
+
+def banner(sel: Selection) -> list[str]:
+    lines = []
+    if not sel.changes.trusted:
+        lines.append(f"WARNING: {sel.run_all_reason}")
+    elif sel.run_all:
+        lines.append(f"Running everything: {sel.run_all_reason}")
+    if sel.skip_all:
+        lines.append(f"Skipping everything: {sel.skip_reason}")
+    return lines
+
+
+def selection_text(sel: Selection) -> str:
+    lines = [*banner(sel), summary(sel)]
+    for action in ACTIONS:
+        chosen = [d for d in sel.decisions if d.action == action]
+        if not chosen:
+            continue
+        lines += ["", f"{HEADINGS[action]} ({len(chosen)}):"]
+        width = min(60, max(len(d.step.key) for d in chosen))
+        for d in chosen:
+            lines.append(f"  {d.step.key:<{width}}  {d.reasons[0].text}")
+    lines += [f"warning: {w}" for w in sel.warnings]
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def selection_markdown(sel: Selection) -> str:
+    counts = sel.counts()
+    lines = ["### pipegen: test selection", ""]
+    lines += [f"> {line}" for line in banner(sel)] + ([""] if banner(sel) else [])
+    lines += [f"**{counts['run']} run**, {counts['block']} blocked, {counts['skip']} skipped. {summary(sel)}.", ""]
+    lines += ["| step | group | action | reason |", "| --- | --- | --- | --- |"]
+    order = {a: i for i, a in enumerate(ACTIONS)}
+    for d in sorted(sel.decisions, key=lambda d: order[d.action]):
+        lines.append(f"| {_md(d.step.label)} (`{d.step.key}`) | {_md(d.step.group)} | {d.action} | {_md(d.reasons[0].text)} |")
+    if sel.warnings:
+        lines += ["", "<details><summary>Warnings</summary>", ""] + [f"- {_md(w)}" for w in sel.warnings]
+        lines += ["", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def render_selection(sel: Selection, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(selection_json(sel), indent=2) + "\n"
+    if fmt == "markdown":
+        return selection_markdown(sel)
+    return selection_text(sel)
+
+
+def why_paths(decl: Declarations, paths: Sequence[str]) -> list[dict[str, Any]]:
+    """For each path: the steps it selects (through which entry) and which exclusion dropped it."""
+    out = []
+    for path in paths:
+        selects, dropped = [], []
+        for step in decl.steps:
+            hit, exclusion = explain(step.dependencies, path, step.dependency_kind)
+            if hit and exclusion:
+                dropped.append({"key": step.key, "entry": hit, "excluded_by": "!" + exclusion})
+            elif hit:
+                selects.append({"key": step.key, "entry": hit})
+        out.append({"path": path, "selects": selects, "excluded": dropped})
+    return out
+
+
+def why_paths_text(rows: list[dict[str, Any]]) -> str:
+    lines = []
+    for row in rows:
+        lines.append(f"{row['path']}:")
+        if not row["selects"] and not row["excluded"]:
+            lines.append("  selects no step (no dependency entry matches it)")
+        for hit in row["selects"]:
+            lines.append(f"  selects {hit['key']}  (entry '{hit['entry']}')")
+        for hit in row["excluded"]:
+            lines.append(f"  not {hit['key']}: entry '{hit['entry']}' matches but '{hit['excluded_by']}' excludes it")
+    return "\n".join(lines) + "\n"
+
+
+def why_step(step: Step, sel: Selection) -> dict[str, Any]:
+    decision = next(d for d in sel.decisions if d.step.key == step.key)
+    return {
+        "key": step.key,
+        "label": step.label,
+        "declared_at": str(step.location),
+        "action": decision.action,
+        "reasons": [r.to_json() for r in decision.reasons],
+        "dependencies": list(step.dependencies),
+        "depends_on": list(step.depends_on),
+    }
+
+
+def why_step_text(info: dict[str, Any]) -> str:
+    lines = [f"{info['key']} ({info['label']}), declared at {info['declared_at']}",
+             f"  action: {info['action']}: {info['reasons'][0]['text']}"]
+    deps = info["dependencies"]
+    lines.append("  source_file_dependencies: " + (", ".join(deps) if deps else "(none)"))
+    if info["depends_on"]:
+        lines.append("  depends_on: " + ", ".join(info["depends_on"]))
+    return "\n".join(lines) + "\n"
