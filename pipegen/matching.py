@@ -29,10 +29,9 @@ def is_glob(entry: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _glob_regex(entry: str) -> re.Pattern[str]:
-    from pathspec.patterns.gitwildmatch import GitWildMatchPattern
+    import pathspec  # only steps with glob entries pay for this import
 
-    regex, _ = GitWildMatchPattern.pattern_to_regex(entry)
-    return re.compile(regex)
+    return pathspec.GitIgnoreSpec.from_lines([entry]).patterns[0].regex
 
 
 @lru_cache(maxsize=4096)
