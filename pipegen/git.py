@@ -113,10 +113,13 @@ def changed_files(
     head = git.resolves("HEAD")
     if head is None:
         return ChangeSet((), base=chosen, trusted=False, reason="HEAD has no commit yet")
-    if head == commit:
+    uncommitted = not committed_only and not in_ci(environ)
+    if head == commit and uncommitted:
+        # Working on the base branch itself: the change is the uncommitted work.
+        merge_base, how = head, f"HEAD is on {chosen}"
+    elif head == commit:
         # A push to the base branch: everything the last first-parent commit brought.
-        parent = git.resolves("HEAD^1")
-        merge_base = parent or _EMPTY_TREE
+        merge_base = git.resolves("HEAD^1") or _EMPTY_TREE
         how = f"HEAD is on {chosen}: diff against its first parent"
     else:
         merge_base = _merge_base(git, commit, fetch_base)
@@ -127,7 +130,6 @@ def changed_files(
                              reason=f"{why} of HEAD and {chosen}; try --fetch-base or a deeper clone")
         how = f"merge base of HEAD and {chosen}"
     try:
-        uncommitted = not committed_only and not in_ci(environ)
         files = git.paths("diff", "-z", "--name-only", "--no-renames", merge_base, *([] if uncommitted else ["HEAD"]), "--")
         if uncommitted:
             files += git.paths("ls-files", "-z", "--others", "--exclude-standard")

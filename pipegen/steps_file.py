@@ -234,13 +234,12 @@ def _mirrors(mirror: Any, item: LocDict, key: str, common: dict[str, Any], vllm:
     # vLLM: the mirror's own entries first, then the step's, without repeats.
     deps = list(fields.get("source_file_dependencies", ()))
     deps += [d for d in common["dependencies"] if d not in deps]
-    depends_on = []
-    for dep in fields.get("depends_on", ()):
-        dep = AMD_IMAGE_BUILD if dep == "image-build" else dep
-        if dep not in depends_on:
-            depends_on.append(dep)
-    if AMD_IMAGE_BUILD not in depends_on:
-        depends_on.insert(0, AMD_IMAGE_BUILD)
+    depends_on = list(fields.get("depends_on", common["depends_on"] if not vllm else ()))
+    if vllm:
+        # vLLM: AMD mirrors wait for the AMD image, never the CUDA one.
+        depends_on = list(dict.fromkeys(AMD_IMAGE_BUILD if d == "image-build" else d for d in depends_on))
+        if AMD_IMAGE_BUILD not in depends_on:
+            depends_on.insert(0, AMD_IMAGE_BUILD)
     env = dict(common["env"])
     env.update(fields.get("env", ()))
     label = fields.get("label") or f"AMD: {common['label']} ({device})"

@@ -97,6 +97,9 @@ def load_text(text: str, file: str) -> Any:
         mark = exc.problem_mark or exc.context_mark
         where = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file)
         problem = exc.problem or exc.context or "invalid YAML"
+        if exc.context and exc.context_mark and exc.problem_mark and exc.context_mark.line != exc.problem_mark.line:
+            start = exc.context_mark
+            problem += f" ({exc.context} started at line {start.line + 1}, column {start.column + 1})"
         raise DeclarationError(f"YAML syntax error: {problem}", where, fix="correct the YAML syntax at that position") from None
     except yaml.YAMLError as exc:
         raise DeclarationError(f"YAML error: {exc}", Location(file)) from None

@@ -1,0 +1,201 @@
+"""Changes from real git repositories made in tmp_path, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from pipegen.cli import cli
+
+IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.com"}
+# Outside CI unless a test says otherwise; no Buildkite variables leak in from the machine.
+CLEAN = {name: None for name in ("CI", "BUILDKITE", "PIPEGEN_BASE", "BUILDKITE_GIT_DIFF_BASE", "BUILDKITE_PULL_REQUEST",
+                                 "BUILDKITE_PULL_REQUEST_BASE_BRANCH", "BUILDKITE_PIPELINE_DEFAULT_BRANCH",
+                                 "PIPEGEN_CONFIG", "RUN_ALL", "NIGHTLY", "NOAUTO")}
+STEPS = """\
+steps:
+- label: Watched
+  key: watched
+  commands: [pytest watched]
+  source_file_dependencies: [watched/]
+- label: Other
+  key: other
+  commands: [pytest other]
+  source_file_dependencies: [other/]
+"""
+
+
+def git(cwd, *args):
+    return subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **IDENTITY}, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def commit_files(repo, files, message="change"):
+    for name, text in files.items():
+        path = repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    commit_files(root, {".buildkite/pipegen.yaml": "steps: [.buildkite/steps.yaml]\n",
+                        ".buildkite/steps.yaml": STEPS, "watched/a.py": "a\n", "watched/b.py": "b\n",
+                        "other/c.py": "c\n"}, "base")
+    git(root, "checkout", "-q", "-b", "feature")
+    return root
+
+
+def select(root, *args, env=None):
+    result = CliRunner().invoke(cli, ["select", "--root", str(root), "--format", "json", *args],
+                                env={**CLEAN, **(env or {})})
+    data = json.loads(result.stdout) if result.exit_code == 0 else None
+    return result, data
+
+
+def actions(data):
+    return {s["key"]: s["action"] for s in data["steps"]}
+
+
+def test_rename_out_of_watched_folder_counts_both_paths(repo):
+    git(repo, "mv", "watched/a.py", "other/a.py")
+    git(repo, "commit", "-q", "-m", "move")
+    _, data = select(repo, "--base", "main")
+    assert set(data["changed_files"]) == {"watched/a.py", "other/a.py"}
+    assert actions(data) == {"watched": "run", "other": "run"}
+    assert data["merge_base"] == git(repo, "rev-parse", "main").strip()
+
+
+def test_deletion_counts(repo):
+    git(repo, "rm", "-q", "watched/b.py")
+    git(repo, "commit", "-q", "-m", "delete")
+    _, data = select(repo, "--base", "main")
+    assert data["changed_files"] == ["watched/b.py"] and actions(data)["watched"] == "run"
+
+
+def test_odd_file_names_survive(repo):
+    names = ["watched/with space.py", "watched/ünïcode.py", "watched/new\nline.py", 'watched/"quoted".py']
+    commit_files(repo, {name: "x\n" for name in names})
+    _, data = select(repo, "--base", "main")
+    assert sorted(data["changed_files"]) == sorted(names)
+
+
+def test_uncommitted_work_counts_outside_ci_only(repo):
+    commit_files(repo, {"other/committed.py": "c\n"})
+    (repo / "watched" / "a.py").write_text("unstaged\n")
+    (repo / "other" / "new.py").write_text("untracked\n")
+    (repo / "ignored.log").write_text("x")
+    (repo / ".gitignore").write_text("*.log\n")
+    git(repo, "add", ".gitignore")
+    _, local = select(repo, "--base", "main")
+    assert set(local["changed_files"]) == {"other/committed.py", "watched/a.py", "other/new.py", ".gitignore"}
+    _, committed = select(repo, "--base", "main", "--committed-only")
+    assert committed["changed_files"] == ["other/committed.py"]
+    _, ci = select(repo, "--base", "main", env={"CI": "true"})
+    assert ci["changed_files"] == ["other/committed.py"]
+
+
+def test_work_on_the_base_branch_itself_is_the_uncommitted_change(repo):
+    git(repo, "checkout", "-q", "main")
+    (repo / "other" / "c.py").write_text("edited\n")
+    _, data = select(repo)
+    assert data["changed_files"] == ["other/c.py"] and actions(data) == {"watched": "block", "other": "run"}
+
+
+def test_files_from_bypasses_git(tmp_path, repo):
+    listing = tmp_path / "files"
+    listing.write_bytes(b"other/x.py\0watched/odd\nname.py\0")
+    result, data = select(repo, "--files-from", str(listing))
+    assert data["changed_files"] == ["other/x.py", "watched/odd\nname.py"]
+    assert actions(data) == {"watched": "run", "other": "run"}
+    result = CliRunner().invoke(cli, ["select", "--root", str(repo), "--files-from", "-"], input="other/y.py\n",
+                                env=CLEAN)
+    assert "other " in result.stdout and result.exit_code == 0
+
+
+def test_not_a_repository_is_a_usage_error(tmp_path, repo):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / ".buildkite").mkdir()
+    for name in ("pipegen.yaml", "steps.yaml"):
+        (plain / ".buildkite" / name).write_text((repo / ".buildkite" / name).read_text())
+    result, _ = select(plain)
+    assert result.exit_code == 2 and "not a git repository" in result.output and "--files-from" in result.output
+
+
+def test_unknown_base_selects_everything_loudly(repo):
+    result, data = select(repo, "--base", "no-such-branch")
+    assert result.exit_code == 0
+    assert data["run_all"] and "does not resolve" in data["run_all_reason"]
+    assert set(actions(data).values()) == {"run"}
+    assert "WARNING" in result.stderr
+    strict, _ = select(repo, "--base", "no-such-branch", "--strict-diff")
+    assert strict.exit_code == 1 and "cannot be trusted" in strict.output
+
+
+@pytest.fixture
+def origin(repo):
+    """`repo` as a remote with main moved on and a feature branch that touched other/."""
+    git(repo, "checkout", "-q", "main")
+    for i in range(3):
+        commit_files(repo, {f"docs/n{i}.txt": "x\n"}, f"main {i}")
+    git(repo, "checkout", "-q", "feature")
+    commit_files(repo, {"other/feature.py": "f\n"})
+    git(repo, "branch", "-q", "release", "main~3")
+    return repo
+
+
+def test_shallow_clone_without_merge_base_selects_everything(tmp_path, origin):
+    clone = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", "--no-single-branch", "--branch", "feature",
+        f"file://{origin}", str(clone))
+    result, data = select(clone, env={"CI": "1"})
+    assert result.exit_code == 0 and data["run_all"]
+    assert "shallow clone" in data["run_all_reason"] and "WARNING" in result.stderr
+    assert set(actions(data).values()) == {"run"}
+    result, data = select(clone, "--fetch-base", env={"CI": "1"})
+    assert not data["run_all"] and data["changed_files"] == ["other/feature.py"]
+
+
+def test_pull_request_into_a_release_branch(tmp_path, origin):
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", f"file://{origin}", str(clone))
+    git(clone, "checkout", "-q", "feature")
+    pr = {"CI": "1", "BUILDKITE_PULL_REQUEST": "12", "BUILDKITE_PULL_REQUEST_BASE_BRANCH": "release"}
+    _, data = select(clone, env=pr)
+    assert data["base"] == "origin/release"
+    assert data["merge_base"] == git(clone, "rev-parse", "origin/release").strip()
+    assert data["changed_files"] == ["other/feature.py"]
+    _, default = select(clone, env={"CI": "1"})
+    assert default["base"] == "origin/main"
+
+
+def test_push_to_main_diffs_the_last_commit(tmp_path, origin):
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--branch", "main", f"file://{origin}", str(clone))
+    commit_files(clone, {"watched/pushed.py": "p\n"})
+    git(clone, "push", "-q", "origin", "HEAD:main")
+    git(clone, "fetch", "-q")
+    _, data = select(clone, env={"CI": "1", "BUILDKITE_PIPELINE_DEFAULT_BRANCH": "main"})
+    assert data["changed_files"] == ["watched/pushed.py"]
+    assert actions(data) == {"watched": "run", "other": "block"}
+
+
+def test_subprocess_select(repo):
+    commit_files(repo, {"other/z.py": "z\n"})
+    env = {k: v for k, v in os.environ.items() if k not in CLEAN}
+    proc = subprocess.run([sys.executable, "-m", "pipegen", "select", "--base", "main"], cwd=repo, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "1 run, 1 block, 0 skip" in proc.stdout and "other/z.py matches 'other/'" in proc.stdout
