@@ -135,7 +135,8 @@ def _decide_step(
         return "run", Reason("run-all", run_all_reason)
     if match:
         return "run", Reason("dependency", f"{match[0]} matches '{match[1]}'", match[0], match[1])
-    if not any(not d.startswith("!") for d in step.dependencies):
+    # The steps file itself (added by the loader) is not a declared dependency.
+    if not any(not d.startswith("!") and d != step.location.file for d in step.dependencies):
         action = settings.no_dependencies
         return action, Reason("no-dependencies", f"no source_file_dependencies: {action} by configuration")
     return "block", Reason("no-match", f"no changed file matches its {len(step.dependencies)} dependency entries")

@@ -1,0 +1,121 @@
+"""select / why through the real CLI: formats, explanations, forcing options, help."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from pipegen.cli import cli
+
+CONFIG = """\
+steps: [.buildkite/steps]
+run_all: [pyproject.toml]
+docs_only: ["docs/", "*.md"]
+always_run: [lint]
+"""
+STEPS = """\
+group: Tests
+steps:
+- label: Lint
+  key: lint
+  commands: [ruff check]
+- label: Core
+  key: core
+  depends_on: [lint]
+  source_file_dependencies: [src/core/, "!src/core/vendored/"]
+  commands: [pytest tests/core]
+- label: Slow
+  key: slow
+  optional: true
+  source_file_dependencies: [src/]
+  commands: [pytest tests/slow]
+- label: Bare
+  key: bare
+  commands: [echo]
+"""
+ENV = {"CI": None, "BUILDKITE": None, "RUN_ALL": None, "NIGHTLY": None, "NOAUTO": None, "PIPEGEN_CONFIG": None,
+       "PIPEGEN_ONLY_STEP_KEYS": None, "VLLM_CI_ONLY_STEP_KEYS": None, "DOCS_ONLY_DISABLE": None}
+
+
+@pytest.fixture
+def root(tmp_path):
+    (tmp_path / ".buildkite" / "steps").mkdir(parents=True)
+    (tmp_path / ".buildkite" / "pipegen.yaml").write_text(CONFIG)
+    (tmp_path / ".buildkite" / "steps" / "tests.yaml").write_text(STEPS)
+    return tmp_path
+
+
+def invoke(root, *args, files="", env=None):
+    return CliRunner().invoke(cli, [*args, "--root", str(root), "--files-from", "-"], input=files,
+                              env={**ENV, **(env or {})})
+
+
+def decisions(root, files, *args, env=None):
+    result = invoke(root, "select", "--format", "json", *args, files=files, env=env)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    return {s["key"]: (s["action"], s["reasons"][0]["rule"]) for s in data["steps"]}, data
+
+
+def test_every_rule_through_the_cli(root):
+    got, data = decisions(root, "src/core/a.py\n")
+    assert got == {"lint": ("run", "always-run"), "core": ("run", "dependency"), "slow": ("block", "optional"),
+                   "bare": ("block", "no-dependencies")}
+    assert data["steps"][1]["reasons"][0] == {"rule": "dependency", "text": "src/core/a.py matches 'src/core/'",
+                                              "file": "src/core/a.py", "entry": "src/core/"}
+    got, _ = decisions(root, "src/core/vendored/x.py\n")
+    assert got["core"] == ("block", "no-match")
+    got, data = decisions(root, "pyproject.toml\n")
+    assert data["run_all"] and got["core"] == ("run", "run-all") and got["slow"] == ("block", "optional")
+    got, _ = decisions(root, "src/x.py\n", "--nightly")
+    assert got["slow"] == ("run", "nightly")
+    got, data = decisions(root, "docs/a.txt\nREADME.md\n")
+    assert data["skip_all"] and set(a for a, _ in got.values()) == {"skip"}
+    got, _ = decisions(root, "docs/a.txt\n", env={"DOCS_ONLY_DISABLE": "1"})
+    assert got["core"] == ("block", "no-match")
+    got, _ = decisions(root, "", "--only", "core")
+    assert got == {"lint": ("run", "only"), "core": ("run", "only"), "slow": ("skip", "only"),
+                   "bare": ("skip", "only")}
+    got, _ = decisions(root, "", env={"PIPEGEN_ONLY_STEP_KEYS": '["slow"]'})
+    assert got["slow"] == ("run", "only") and got["core"] == ("skip", "only")
+    got, _ = decisions(root, "src/core/a.py\n", env={"NOAUTO": "1"})
+    assert set(got.values()) == {("block", "noauto")}
+    got, _ = decisions(root, "", "--all")
+    assert got["core"] == ("run", "run-all")
+
+
+def test_bad_forcing_options_are_usage_errors(root):
+    result = invoke(root, "select", "--only", "nope")
+    assert result.exit_code == 2 and "unknown step key(s): nope" in result.output
+    result = invoke(root, "select", env={"PIPEGEN_ONLY_STEP_KEYS": "core"})
+    assert result.exit_code == 2 and "PIPEGEN_ONLY_STEP_KEYS is not valid JSON" in result.output
+
+
+def test_text_and_markdown(root):
+    text = invoke(root, "select", files="src/core/a.py\n").stdout
+    assert text.startswith("2 run, 2 block, 0 skip of 4 steps")
+    assert "Run (2):" in text and "src/core/a.py matches 'src/core/'" in text
+    markdown = invoke(root, "select", "--format", "markdown", files="pyproject.toml\n").stdout
+    assert markdown.startswith("### pipegen: test selection")
+    assert "> Running everything: pyproject.toml matches run-all pattern 'pyproject.toml'" in markdown
+    assert "| Core (`core`) | Tests | run |" in markdown
+
+
+def test_why_paths_and_steps(root):
+    result = invoke(root, "why", "src/core/vendored/x.py", "src/core/a.py", "other.txt")
+    assert result.exit_code == 0
+    assert "not core: entry 'src/core/' matches but '!src/core/vendored/' excludes it" in result.stdout
+    assert "selects core  (entry 'src/core/')" in result.stdout
+    assert "other.txt:\n  selects no step" in result.stdout
+    result = invoke(root, "why", "--step", "core", "--format", "json", files="src/core/a.py\n")
+    info = json.loads(result.stdout)["steps"][0]
+    assert info["action"] == "run" and info["declared_at"] == ".buildkite/steps/tests.yaml:6:3"
+    assert invoke(root, "why").exit_code == 2
+
+
+@pytest.mark.parametrize("command", ["select", "why"])
+def test_help_has_an_example(command):
+    result = CliRunner().invoke(cli, [command, "--help"])
+    assert result.exit_code == 0 and "Example:" in result.output
