@@ -1,0 +1,109 @@
+"""The multi-process harness itself: failures surface, hangs are killed, nothing stays."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from qr_tests.conftest import lacking
+from qr_tests.harness import RankError, RankTimeout, device_env, run_ranks
+
+
+def report(ctx):
+    keys = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+    return ctx.rank, ctx.world_size, ctx.device, {k: os.environ.get(k) for k in keys}
+
+
+def raise_on_rank_one(ctx):
+    if ctx.rank == 1:
+        raise ValueError("boom from rank 1")
+    time.sleep(60)  # a peer blocked on the failed rank: must be killed, not awaited
+
+
+def hang_on_rank_one(ctx, pid_file):
+    if ctx.rank == 1:
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        with open(pid_file, "w") as f:
+            f.write(str(child.pid))
+        while True:  # a rank stuck in a collective
+            time.sleep(0.1)
+    return "done"
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+def test_results_in_rank_order_and_gpus_hidden():
+    results = run_ranks(report, 3, timeout=60)
+    assert [r[:3] for r in results] == [(r, 3, "cpu") for r in range(3)]
+    for _, _, _, env in results:
+        assert env == dict.fromkeys(env, "")
+
+
+def test_rank_exception_becomes_the_failure():
+    start = time.monotonic()
+    with pytest.raises(RankError) as info:
+        run_ranks(raise_on_rank_one, 2, timeout=60)
+    text = str(info.value)
+    assert text.startswith("rank 1 of 2 failed (exit code 1)")
+    assert "in raise_on_rank_one" in text and "ValueError: boom from rank 1" in text
+    assert "[0] were still running and have been killed" in text
+    assert time.monotonic() - start < 30
+
+
+def test_hung_rank_is_named_and_killed_with_its_children(tmp_path):
+    pid_file = tmp_path / "grandchild.pid"
+    with pytest.raises(RankTimeout) as info:
+        run_ranks(hang_on_rank_one, 2, (str(pid_file),), timeout=3)
+    text = str(info.value)
+    assert text.startswith("rank(s) [1] of 2 still running after 3 s")
+    assert "hang_on_rank_one" in text  # the stack dumped before the kill
+    deadline = time.monotonic() + 5
+    pid = int(pid_file.read_text())
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(pid), "the hung rank's child survived"
+
+
+@pytest.mark.parametrize("environ,ordinal,vendor,want", [
+    ({}, None, "none", {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "",
+                        "ROCR_VISIBLE_DEVICES": ""}),
+    ({}, 1, "nvidia", {"CUDA_VISIBLE_DEVICES": "1", "HIP_VISIBLE_DEVICES": None,
+                       "ROCR_VISIBLE_DEVICES": None}),
+    ({"CUDA_VISIBLE_DEVICES": "4,6"}, 1, "nvidia", {"CUDA_VISIBLE_DEVICES": "6",
+                                                    "HIP_VISIBLE_DEVICES": None,
+                                                    "ROCR_VISIBLE_DEVICES": None}),
+    ({}, 2, "amd", {"ROCR_VISIBLE_DEVICES": "2", "HIP_VISIBLE_DEVICES": None,
+                    "CUDA_VISIBLE_DEVICES": None}),
+    # the agent gave the job GPUs 4-7 through ROCR; HIP picks the 2nd and 4th of those
+    ({"ROCR_VISIBLE_DEVICES": "4,5,6,7", "HIP_VISIBLE_DEVICES": "1,3"}, 1, "amd",
+     {"ROCR_VISIBLE_DEVICES": "7", "HIP_VISIBLE_DEVICES": None, "CUDA_VISIBLE_DEVICES": None}),
+    ({"CUDA_VISIBLE_DEVICES": "3,2"}, 0, "amd", {"ROCR_VISIBLE_DEVICES": "3",
+                                                 "HIP_VISIBLE_DEVICES": None,
+                                                 "CUDA_VISIBLE_DEVICES": None}),
+])
+def test_each_rank_sees_exactly_its_device(environ, ordinal, vendor, want):
+    assert device_env(environ, ordinal, vendor) == want
+
+
+@pytest.mark.parametrize("need,have,skip", [
+    (("any", 1), ("nvidia", 1), False),
+    (("any", 2), ("nvidia", 1), True),
+    (("amd", 1), ("nvidia", 8), True),
+    (("nvidia", 4), ("nvidia", 8), False),
+    (("any", 1), ("none", 0), True),
+])
+def test_needs_gpu_skip_rule(need, have, skip):
+    reason = lacking(*need, *have)
+    assert bool(reason) == skip
+    if skip:
+        assert f"needs {need[1]} {need[0]} GPU(s)" in reason
