@@ -120,7 +120,7 @@ def load_steps_file(
 
 def _without(data: LocDict, name: str) -> LocDict:
     copy = LocDict((k, v) for k, v in data.items() if k != name)
-    copy.file, copy.line, copy.column, copy.key_lines = data.file, data.line, data.column, data.key_lines
+    copy.file, copy.mark, copy.key_marks = data.file, data.mark, data.key_marks
     return copy
 
 

@@ -20,82 +20,85 @@ _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class LocDict(dict):
-    """A dict that knows the 1-based line and column of itself and each key."""
+    """A dict that knows where itself and each key were written."""
 
-    __slots__ = ("file", "line", "column", "key_lines")
+    __slots__ = ("file", "mark", "key_marks")
 
-    def loc(self, key: str | None = None) -> Location:
-        if key is not None and key in self.key_lines:
-            line, column = self.key_lines[key]
-            return Location(self.file, line, column)
-        return Location(self.file, self.line, self.column)
+    def loc(self, key: Any = None) -> Location:
+        mark = self.key_marks.get(key, self.mark) if key is not None else self.mark
+        return Location(self.file, mark.line + 1, mark.column + 1)
+
+    @property
+    def line(self) -> int:
+        return self.mark.line + 1
 
 
 class LocList(list):
-    __slots__ = ("file", "line", "column", "item_lines")
+    __slots__ = ("file", "mark", "item_marks")
+
+    @property
+    def line(self) -> int:
+        return self.mark.line + 1
 
     def loc(self, index: int | None = None) -> Location:
-        if index is not None and index < len(self.item_lines):
-            line, column = self.item_lines[index]
-            return Location(self.file, line, column)
-        return Location(self.file, self.line, self.column)
+        mark = self.item_marks[index] if index is not None and index < len(self.item_marks) else self.mark
+        return Location(self.file, mark.line + 1, mark.column + 1)
 
 
-def _make_loader(file: str) -> type:
-    class Loader(_Loader):  # type: ignore[misc, valid-type]
-        def construct_mapping(self, node, deep=False):  # noqa: ANN001
-            explicit = sum(1 for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge")
-            self.flatten_mapping(node)
-            # flatten_mapping puts `<<: *anchor` keys first; explicit keys may override them.
-            merged = len(node.value) - explicit
-            explicit_seen: set = set()
-            out = LocDict()
-            out.file = file
-            out.line = node.start_mark.line + 1
-            out.column = node.start_mark.column + 1
-            out.key_lines = {}
-            for index, (key_node, value_node) in enumerate(node.value):
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    hash(key)
-                except TypeError:
-                    raise DeclarationError(
-                        "a mapping key must be a plain value",
-                        Location(file, key_node.start_mark.line + 1, key_node.start_mark.column + 1),
-                    ) from None
-                if index >= merged and key in explicit_seen:
-                    first = out.key_lines[key][0]
-                    raise DeclarationError(
-                        f"duplicate key {key!r} (first written on line {first}; YAML keeps only the last)",
-                        Location(file, key_node.start_mark.line + 1, key_node.start_mark.column + 1),
-                        fix=f"merge the two {key!r} entries into one",
-                    )
-                if index >= merged:
-                    explicit_seen.add(key)
-                out[key] = self.construct_object(value_node, deep=True)
-                out.key_lines[key] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-            return out
+def _where(file: str, mark: Any) -> Location:
+    return Location(file, mark.line + 1, mark.column + 1)
 
-        def construct_sequence(self, node, deep=False):  # noqa: ANN001
-            out = LocList(self.construct_object(child, deep=True) for child in node.value)
-            out.file = file
-            out.line = node.start_mark.line + 1
-            out.column = node.start_mark.column + 1
-            out.item_lines = [(c.start_mark.line + 1, c.start_mark.column + 1) for c in node.value]
-            return out
 
-    Loader.add_constructor("tag:yaml.org,2002:map", Loader.construct_mapping)
-    Loader.add_constructor("tag:yaml.org,2002:seq", Loader.construct_sequence)
-    return Loader
+class _LocLoader(_Loader):  # type: ignore[misc, valid-type]
+    file = "<yaml>"
+
+    def construct_mapping(self, node, deep=False):  # noqa: ANN001
+        explicit = sum(1 for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge")
+        self.flatten_mapping(node)
+        # flatten_mapping puts `<<: *anchor` keys first; explicit keys may override them.
+        merged = len(node.value) - explicit
+        out = LocDict()
+        out.file, out.mark, out.key_marks = self.file, node.start_mark, {}
+        marks = out.key_marks
+        for index, (key_node, value_node) in enumerate(node.value):
+            key = self.construct_object(key_node, deep=True)
+            try:
+                seen = key in marks
+            except TypeError:
+                raise DeclarationError("a mapping key must be a plain value", _where(self.file, key_node.start_mark)) from None
+            if seen and index >= merged and marks[key] is not None:
+                first = marks[key].line + 1
+                raise DeclarationError(
+                    f"duplicate key {key!r} (first written on line {first}; YAML keeps only the last)",
+                    _where(self.file, key_node.start_mark),
+                    fix=f"merge the two {key!r} entries into one",
+                )
+            out[key] = self.construct_object(value_node, deep=True)
+            marks[key] = key_node.start_mark if index >= merged else None
+        for key, mark in marks.items():
+            if mark is None:
+                marks[key] = node.start_mark
+        return out
+
+    def construct_sequence(self, node, deep=False):  # noqa: ANN001
+        out = LocList([self.construct_object(child, deep=True) for child in node.value])
+        out.file, out.mark, out.item_marks = self.file, node.start_mark, [c.start_mark for c in node.value]
+        return out
+
+
+_LocLoader.add_constructor("tag:yaml.org,2002:map", _LocLoader.construct_mapping)
+_LocLoader.add_constructor("tag:yaml.org,2002:seq", _LocLoader.construct_sequence)
 
 
 def load_text(text: str, file: str) -> Any:
     """Parse YAML text; syntax errors become a DeclarationError naming the line."""
+    loader = _LocLoader(text)
+    loader.file = file
     try:
-        return yaml.load(text, Loader=_make_loader(file))  # noqa: S506 - a SafeLoader subclass
+        return loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        where = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file)
+        where = _where(file, mark) if mark else Location(file)
         problem = exc.problem or exc.context or "invalid YAML"
         if exc.context and exc.context_mark and exc.problem_mark and exc.context_mark.line != exc.problem_mark.line:
             start = exc.context_mark
@@ -103,6 +106,8 @@ def load_text(text: str, file: str) -> Any:
         raise DeclarationError(f"YAML syntax error: {problem}", where, fix="correct the YAML syntax at that position") from None
     except yaml.YAMLError as exc:
         raise DeclarationError(f"YAML error: {exc}", Location(file)) from None
+    finally:
+        loader.dispose()
 
 
 def load_file(path: str, display: str | None = None) -> Any:
