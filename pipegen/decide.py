@@ -14,7 +14,7 @@ from typing import Sequence
 
 from pipegen.errors import UsageError
 from pipegen.matching import StepIndex, first_match
-from pipegen.model import ChangeSet, Decision, Declarations, Options, Reason, Rule, Selection, Step
+from pipegen.model import ChangeSet, Decision, Declarations, Options, Reason, Rule, Selection, Settings, Step
 
 
 def decide(decl: Declarations, changes: ChangeSet, options: Options) -> Selection:
@@ -29,12 +29,14 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options) -> Selectio
         skip_reason = f"docs-only change: all {len(files)} changed file(s) match {', '.join(settings.docs_only)}"
 
     matched = StepIndex(decl.steps).matches(files)
+    # Which file fires each rule does not depend on the step: match once.
+    rule_hits = [(rule, first_match(rule.changed, files)) for rule in settings.rules]
     decisions = []
     for step, match in zip(decl.steps, matched):
         if skip_reason:
             decisions.append(Decision(step, "skip", (Reason("docs-only", skip_reason),)))
             continue
-        action, reason = _decide_step(step, match, decl, files, options, only, run_all, run_all_reason)
+        action, reason = _decide_step(step, match, settings, rule_hits, options, only, run_all, run_all_reason)
         decisions.append(Decision(step, action, (reason,)))
     return Selection(
         decisions=tuple(decisions),
@@ -90,26 +92,23 @@ def _applies(rule: Rule, step: Step) -> bool:
     return not rule.devices or (step.device is not None and any(fnmatch.fnmatchcase(step.device, d) for d in rule.devices))
 
 
-def _rule_hit(step: Step, decl: Declarations, files: list[str], overriding: bool) -> Reason | None:
-    for rule in decl.settings.rules:
-        if rule.overrides_optional == overriding and _applies(rule, step):
-            hit = first_match(rule.changed, files)
-            if hit:
-                return Reason(f"rule:{rule.name}", f"rule '{rule.name}': {hit[0]} changed", hit[0], hit[1])
+def _rule_hit(step: Step, rule_hits: list[tuple[Rule, tuple[str, str] | None]], overriding: bool) -> Reason | None:
+    for rule, hit in rule_hits:
+        if hit and rule.overrides_optional == overriding and _applies(rule, step):
+            return Reason(f"rule:{rule.name}", f"rule '{rule.name}': {hit[0]} changed", hit[0], hit[1])
     return None
 
 
 def _decide_step(
     step: Step,
     match: tuple[str, str] | None,
-    decl: Declarations,
-    files: list[str],
+    settings: Settings,
+    rule_hits: list[tuple[Rule, tuple[str, str] | None]],
     options: Options,
     only: frozenset[str] | None,
     run_all: bool,
     run_all_reason: str,
 ) -> tuple[str, Reason]:
-    settings = decl.settings
     if settings.mirror_tag is not None and settings.mirror_tag not in step.mirror_hardwares:
         return "skip", Reason("mirror-tag", f"not mirrored to '{settings.mirror_tag}' (mirror_hardwares)")
     if options.noauto:
@@ -118,7 +117,7 @@ def _decide_step(
         if step.key in only:
             return "run", Reason("only", "explicitly requested (or a dependency of one)")
         return "skip", Reason("only", "not in the explicit key list")
-    rule = _rule_hit(step, decl, files, overriding=True)
+    rule = _rule_hit(step, rule_hits, overriding=True)
     if rule:
         return "run", rule
     pattern = next((p for p in settings.always_run if fnmatch.fnmatchcase(step.key, p)), None)
@@ -128,7 +127,7 @@ def _decide_step(
         return "run", Reason("nightly", "nightly build: every step runs, optional ones too")
     if step.optional:
         return "block", Reason("optional", "optional step: runs only when unblocked or nightly")
-    rule = _rule_hit(step, decl, files, overriding=False)
+    rule = _rule_hit(step, rule_hits, overriding=False)
     if rule:
         return "run", rule
     if run_all:
