@@ -137,6 +137,80 @@ def why(paths: tuple[str, ...], step_keys: tuple[str, ...], fmt: str, **kwargs: 
     return 0
 
 
+@cli.command()
+@_selection_options
+@click.option("--step", "step_keys", multiple=True, metavar="KEY", help="Run this step whatever changed (a fanned-out "
+              "step's own key: all its hardware targets); repeatable.")
+@click.option("--hardware", metavar="SPEC", help="This machine's hardware instead of detecting it: 'cpu', "
+              "'nvidia:sm_90:2', 'amd:gfx942:8' (also $PIPEGEN_HARDWARE).")
+@click.option("--dry-run", is_flag=True, help="Print the plan (hardware, working directory, env, commands); run nothing.")
+@click.option("--keep-going", is_flag=True, help="Run the remaining steps after one fails.")
+@click.option("--log-dir", metavar="DIR", help="Where each step's log goes (default: .pipegen/logs in the repository).")
+@click.option("--junit", metavar="FILE", help="Write JUnit XML (one testcase per step) to FILE.")
+@click.option("--timeout-scale", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+              envvar="PIPEGEN_TIMEOUT_SCALE", help="Multiply every timeout_in_minutes (also $PIPEGEN_TIMEOUT_SCALE).")
+@_guard
+def run(step_keys: tuple[str, ...], hardware: str | None, dry_run: bool, keep_going: bool, log_dir: str | None,
+        junit: str | None, timeout_scale: float, **kwargs: Any) -> int:
+    """Run the selected steps here, on the first hardware target this machine has.
+
+    Exit 0 when every step that ran passed, 1 when one failed or timed out
+    (or a --step cannot run here), 130 on Ctrl-C.
+
+    \b
+    Example:
+      pipegen run --dry-run               # what would run here for my change?
+      pipegen run --step quick-reduce-cpu --junit out/junit.xml
+    """
+    import os
+
+    from pipegen.localrun import RunOptions, run_command
+
+    options = RunOptions(step_keys, hardware, dry_run, keep_going, log_dir, junit, timeout_scale)
+    return run_command(_args(**kwargs), options, os.environ, sys.stdout)
+
+
+@cli.command()
+@click.option("--config", "config", metavar="PATH", help="CI config (default: $PIPEGEN_CONFIG, "
+              ".buildkite/pipegen.yaml, then .buildkite/ci_config.yaml).")
+@click.option("--root", default=".", metavar="DIR", show_default=True, help="Repository root.")
+@click.option("--tracked-files", metavar="FILE", help="Check against the paths listed in FILE ('-' = stdin) "
+              "instead of 'git ls-files' (imports are followed only where the files are on disk).")
+@click.option("--amd-file", metavar="PATH", help="Compare mirror.amd steps with this legacy AMD file (default: "
+              "test-amd.yaml next to a vLLM ci_config.yaml, when there is one).")
+@click.option("--strict", "strict_mode", is_flag=True, help="Warnings are errors (e.g. uncovered imports).")
+@click.option("--orphans", is_flag=True, help="Also list tracked source files no step depends on (information).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@_guard
+def check(config: str | None, root: str, tracked_files: str | None, amd_file: str | None, strict_mode: bool,
+          orphans: bool, fmt: str) -> int:
+    """Find what would let a test be skipped silently: stale dependencies, tests that do not
+    select their step, uncovered imports, unknown hardware, drifted AMD twins, upload limits.
+
+    Exit 0 when clean (warnings allowed), 1 when there are errors, 2 when the
+    declarations cannot be read.
+
+    \b
+    Example:
+      pipegen check --strict
+      pipegen check --tracked-files tracked-files.txt --format json
+    """
+    import os
+
+    from pipegen.check import check_repository, declaration_error
+    from pipegen.errors import EXIT_FINDINGS, DeclarationError
+    from pipegen.findings import render
+
+    try:
+        report = check_repository(root, config, tracked_files=tracked_files, amd_file=amd_file, environ=os.environ,
+                                  orphans=orphans, strict_mode=strict_mode)
+    except DeclarationError as exc:
+        click.echo(render(declaration_error(exc), fmt), nl=False)
+        return EXIT_USAGE
+    click.echo(render(report, fmt), nl=False)
+    return EXIT_FINDINGS if report.count("error") else 0
+
+
 def main() -> None:
     try:
         cli(prog_name="pipegen")

@@ -1,0 +1,184 @@
+"""Run planned steps as processes: the I/O edge of `pipegen run`.
+
+Each step is one `bash -e -c` script (Buildkite's shell semantics) in a
+session of its own, so its process group holds everything it starts: a
+timeout or Ctrl-C stops the group (SIGTERM, then SIGKILL after a grace
+period), not just bash. Output goes to the step's log file, which is
+printed in full when the step fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from typing import Callable, Iterator, Mapping, Sequence, TextIO
+
+from pipegen.localrun import Planned, Result, Status, duration
+
+TICK_S = 0.2  # how often the live display redraws and the timeout is checked
+GRACE_S = 10.0  # SIGTERM -> SIGKILL
+
+
+class Progress:
+    """Plain lines, for logs and pipes: one when a step starts, one when it ends."""
+
+    def __init__(self, out: TextIO, total: int):
+        self.out, self.total = out, total
+
+    @staticmethod
+    def for_stream(out: TextIO, total: int) -> Progress:
+        return LiveProgress(out, total) if out.isatty() else Progress(out, total)
+
+    def start(self, n: int, planned: Planned) -> None:
+        self._line(f"[{n}/{self.total}] {planned.step.key} on {planned.hardware}: started")
+
+    def tick(self, elapsed: float) -> None:
+        """Called every TICK_S while the step runs."""
+
+    def end(self, n: int, result: Result) -> None:
+        detail = f" ({result.detail})" if result.detail else ""
+        self._line(f"[{n}/{self.total}] {result.planned.step.key}: {result.status}{detail} in "
+                   f"{duration(result.seconds)}; log: {result.planned.log}")
+
+    def _line(self, text: str) -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+
+class LiveProgress(Progress):
+    """On a terminal: the running step's line is redrawn with its elapsed time."""
+
+    _current = ""
+
+    def start(self, n: int, planned: Planned) -> None:
+        self._current = f"[{n}/{self.total}] {planned.step.key} on {planned.hardware}"
+        self.tick(0.0)
+
+    def tick(self, elapsed: float) -> None:
+        self.out.write(f"\r\x1b[K{self._current}: running {duration(elapsed)}")
+        self.out.flush()
+
+    def end(self, n: int, result: Result) -> None:
+        self.out.write("\r\x1b[K")
+        super().end(n, result)
+
+
+def run_all(runs: Sequence[Planned], progress: Progress, keep_going: bool, environ: Mapping[str, str]) -> list[Result]:
+    """Run the steps in order; after a failure the rest are 'not run' unless keep_going."""
+    results: list[Result] = []
+    stop = ""
+    with _sigterm_as_interrupt():
+        for n, planned in enumerate(runs, 1):
+            if stop:
+                results.append(Result(planned, "not run", detail=stop))
+                continue
+            progress.start(n, planned)
+            result = run_step(planned, {**environ, **dict(planned.env)}, progress.tick)
+            progress.end(n, result)
+            if result.status != "passed":
+                _show_log(progress.out, planned.log)
+            results.append(result)
+            if result.status == "interrupted":
+                stop = "interrupted"
+            elif result.status != "passed" and not keep_going:
+                stop = f"{planned.step.key} {result.status}; --keep-going runs the rest"
+    return results
+
+
+def run_step(planned: Planned, env: Mapping[str, str], tick: Callable[[float], None]) -> Result:
+    os.makedirs(os.path.dirname(planned.log) or ".", exist_ok=True)
+    _ignore_in_git(os.path.dirname(planned.log))
+    start = time.monotonic()
+    with open(planned.log, "wb") as log:
+        try:
+            proc = subprocess.Popen(["bash", "-e", "-c", planned.script], cwd=planned.cwd, env=dict(env),
+                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        except OSError as exc:
+            log.write(f"pipegen: cannot start the step: {exc}\n".encode())
+            return Result(planned, "failed", time.monotonic() - start, f"cannot start: {exc.strerror}")
+        try:
+            status, detail = _wait(proc, planned.timeout_s, start, tick)
+        except KeyboardInterrupt:
+            stop_group(proc)
+            status, detail = "interrupted", "Ctrl-C"
+    return Result(planned, status, time.monotonic() - start, detail)
+
+
+def _wait(proc: subprocess.Popen, timeout_s: float | None, start: float,
+          tick: Callable[[float], None]) -> tuple[Status, str]:
+    while True:
+        try:
+            code = proc.wait(TICK_S)
+            break
+        except subprocess.TimeoutExpired:
+            elapsed = time.monotonic() - start
+            tick(elapsed)
+            if timeout_s is not None and elapsed > timeout_s:
+                stop_group(proc)
+                return "timed out", f"timed out after {duration(timeout_s)}"
+    _signal_group(proc.pid, signal.SIGTERM)  # whatever the step left running in the background
+    if code == 0:
+        return "passed", ""
+    return "failed", f"exit status {code}" if code > 0 else f"killed by {signal.Signals(-code).name}"
+
+
+def stop_group(proc: subprocess.Popen, grace_s: float = GRACE_S) -> None:
+    """SIGTERM the step's process group; SIGKILL what is left once bash exits or the grace period ends.
+
+    Whether the rest of the group is gone cannot be told reliably (zombies
+    still count where PID 1 does not reap), so it is not waited for.
+    """
+    _signal_group(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(grace_s)
+    except (subprocess.TimeoutExpired, KeyboardInterrupt):  # a second Ctrl-C: no more waiting
+        pass
+    _signal_group(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """pipegen's own SIGTERM (a cancelled CI job) stops the step's group like Ctrl-C does."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _ignore_in_git(folder: str) -> None:
+    # Logs must not become "uncommitted work" that selects steps on the next run.
+    marker = os.path.join(folder, ".gitignore")
+    if not os.path.exists(marker):
+        with open(marker, "w") as f:
+            f.write("# written by pipegen run\n*\n")
+
+
+def _show_log(out: TextIO, path: str) -> None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return
+    if text and not text.endswith("\n"):
+        text += "\n"
+    out.write(f"----- {path} -----\n{text}----- end of {path} -----\n")
+    out.flush()

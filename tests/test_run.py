@@ -1,0 +1,309 @@
+"""`pipegen run`: planning, real subprocess steps, reporting."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pipegen.cli import cli
+from pipegen.detect import Machine
+from pipegen.localrun import duration, script, shortfall
+from pipegen.model import Location, Step
+
+INVENTORY = """\
+hardware:
+  default: cpu
+  families:
+    cpu: {vendor: cpu, queue: cpu-q}
+    mi355: {vendor: amd, arch: gfx950, queues: {1: mi355-1, 2: mi355-2, 8: mi355-8}}
+    h100: {vendor: nvidia, arch: sm_90, queues: {1: h100-1, 2: h100-2}}
+"""
+
+STEPS = """\
+group: demo
+steps:
+  - label: env and cwd
+    key: env-cwd
+    working_dir: /workdir/sub
+    env: {GREETING: "hello world"}
+    commands:
+      - echo "$$GREETING" > out.txt
+      - pwd >> out.txt
+    source_file_dependencies: [sub]
+  - label: fails
+    key: fails
+    commands:
+      - echo before
+      - exit 3
+      - echo after
+    source_file_dependencies: [sub]
+  - label: passes
+    key: passes
+    commands: [printf 'ok\\n' > passed.txt]
+    source_file_dependencies: [sub]
+  - label: quick reduce
+    key: qr
+    hardware: ["mi355:2", "h100"]
+    commands: [echo gpu]
+    source_file_dependencies: [gpu]
+  - label: slow
+    key: slow
+    timeout_in_minutes: 1
+    commands: ["sleep 30 & echo $$! > grandchild.pid; wait"]
+    source_file_dependencies: [slow]
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / ".buildkite" / "steps").mkdir(parents=True)
+    (root / "sub").mkdir()
+    (root / ".buildkite" / "pipegen.yaml").write_text(
+        "steps: [.buildkite/steps]\ndocker_workdir: {/workdir: \"\"}\n" + INVENTORY)
+    (root / ".buildkite" / "steps" / "demo.yaml").write_text(STEPS)
+    return root
+
+
+def run(repo: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["run", "--root", str(repo), "--hardware", "cpu", *args],
+                                env={"PIPEGEN_TIMEOUT_SCALE": None, "PIPEGEN_HARDWARE": None, **(env or {})})
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.output
+
+
+def changed(tmp_path: Path, *paths: str) -> str:
+    listing = tmp_path / "changed.txt"
+    listing.write_text("".join(p + "\n" for p in paths))
+    return str(listing)
+
+
+# --------------------------------------------------------------------------- running real steps
+
+
+def test_env_and_working_dir_are_honoured(repo: Path) -> None:
+    code, out = run(repo, "--step", "env-cwd")
+    assert code == 0, out
+    assert (repo / "sub" / "out.txt").read_text() == f"hello world\n{repo / 'sub'}\n"
+    assert "[1/1] env-cwd: passed" in out
+    assert (repo / ".pipegen" / "logs" / "env-cwd.log").exists()
+
+
+def test_failure_shows_the_log_and_stops_the_rest(repo: Path) -> None:
+    code, out = run(repo, "--step", "fails", "--step", "passes")
+    assert code == 1
+    assert "failed (exit status 3)" in out
+    assert "before\n----- end of" in out  # the whole log, and `set -e` stopped at `exit 3`
+    assert "after" not in out.split("----- end of")[0].split("-----")[-1]
+    assert not (repo / "passed.txt").exists()
+    assert "not run (fails failed; --keep-going runs the rest)" in out
+
+
+def test_keep_going_runs_the_rest(repo: Path, tmp_path: Path) -> None:
+    code, out = run(repo, "--files-from", changed(tmp_path, "sub/x.py"), "--keep-going",
+                    "--log-dir", str(tmp_path / "logs"))
+    assert code == 1
+    assert (repo / "passed.txt").read_text() == "ok\n"
+    assert (tmp_path / "logs" / "fails.log").read_text() == "before\n"
+    table = out[out.index("step "):]
+    assert [line.split()[:3] for line in table.splitlines()[1:4]] == [
+        ["env-cwd", "cpu", "passed"], ["fails", "cpu", "failed"], ["passes", "cpu", "passed"]]
+    assert "2 passed, 1 failed" in out
+
+
+def test_timeout_stops_the_step_and_its_children(repo: Path) -> None:
+    start = time.monotonic()
+    code, out = run(repo, "--step", "slow", "--timeout-scale", "0.02")  # 1 minute -> 1.2 s
+    assert time.monotonic() - start < 10
+    assert code == 1
+    assert "timed out (timed out after 1.2s)" in out
+    assert _gone(int((repo / "grandchild.pid").read_text()))
+
+
+def test_ctrl_c_kills_the_whole_process_group(repo: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "pipegen", "run", "--root", str(repo), "--step", "slow",
+                             "--hardware", "cpu"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    pid_file = repo / "grandchild.pid"
+    deadline = time.monotonic() + 15
+    while not (pid_file.exists() and pid_file.read_text().strip()):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stdout and proc.stdout.read()
+        time.sleep(0.05)
+    grandchild = int(pid_file.read_text())
+    assert not _gone(grandchild)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=15)
+    assert proc.returncode == 130, out
+    assert "interrupted (Ctrl-C)" in out
+    assert _gone(grandchild)
+
+
+def _gone(pid: int) -> bool:
+    """Dead or a zombie (where PID 1 does not reap orphans, they stay zombies)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+# --------------------------------------------------------------------------- planning
+
+
+def test_absent_hardware_is_reported_not_dropped(repo: Path, tmp_path: Path) -> None:
+    code, out = run(repo, "--files-from", changed(tmp_path, "gpu/kernel.cu"))
+    assert code == 0  # selected by the change, but this machine cannot run it: reported, not a failure
+    assert "qr:\n    qr-mi355: needs 2 GPUs of family mi355 (gfx950); this machine has 0 GPUs" in out
+    assert "qr-h100: needs 1 GPU of family h100 (sm_90); this machine has 0 GPUs" in out
+    code, out = run(repo, "--step", "qr-mi355")
+    assert code == 1  # asked for by name: not running it fails
+    assert "qr-mi355: needs 2 GPUs of family mi355 (gfx950); this machine has 0 GPUs" in out
+
+
+def test_first_satisfiable_target_of_a_fan_out(repo: Path) -> None:
+    code, out = run(repo, "--step", "qr", "--dry-run", "--hardware", "nvidia:sm_90:8")
+    assert code == 0
+    assert "[1/1] qr-h100 on h100 x1" in out
+    _code, out = run(repo, "--step", "qr", "--dry-run", "--hardware", "amd:gfx950:8")
+    assert "[1/1] qr-mi355 on mi355 x2" in out
+    _code, out = run(repo, "--step", "qr", "--dry-run", "--hardware", "amd:gfx942:8")
+    assert "this machine has 8 amd gfx942 GPUs" in out
+
+
+def test_dry_run_prints_the_plan_and_runs_nothing(repo: Path) -> None:
+    code, out = run(repo, "--step", "env-cwd", "--step", "slow", "--dry-run")
+    assert code == 0
+    assert not (repo / "sub" / "out.txt").exists() and not (repo / ".pipegen").exists()
+    assert out.splitlines()[:3] == ["Machine: CPU only (--hardware)", "Steps asked for: env-cwd, slow",
+                                    "Plan: 2 step(s) to run here"]
+    assert textwrap.dedent(f"""\
+        [1/2] env-cwd on cpu
+          working dir: {repo / 'sub'}
+          env: GREETING=hello world
+          log: {repo / '.pipegen' / 'logs' / 'env-cwd.log'}
+          commands:
+            echo "$GREETING" > out.txt
+            pwd >> out.txt
+        """) in out
+    assert "  timeout: 1m00s\n" in out
+
+
+def test_uncommitted_work_selects_steps(repo: Path) -> None:
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    subprocess.run([*git, "checkout", "-qb", "work"], check=True)
+    (repo / "gpu").mkdir()
+    (repo / "gpu" / "kernel.cu").write_text("")
+    code, out = run(repo, "--dry-run")
+    assert code == 0
+    assert "2 run, 4 block, 0 skip of 6 steps; 1 changed file(s) against main" in out
+    assert "Plan: 0 step(s) to run here" in out and "qr-mi355: needs 2 GPUs" in out
+
+
+def test_nothing_to_run(repo: Path, tmp_path: Path) -> None:
+    code, out = run(repo, "--files-from", changed(tmp_path, "README.md"), "--junit", str(tmp_path / "j.xml"))
+    assert code == 0
+    assert "Nothing to run" in out
+    assert ET.parse(tmp_path / "j.xml").getroot().get("tests") == "0"
+
+
+def test_unknown_step_is_a_usage_error(repo: Path) -> None:
+    code, out = run(repo, "--step", "env_cwd")
+    assert code == 2
+    assert "unknown step key 'env_cwd'" in out and "did you mean 'env-cwd'?" in out
+
+
+def test_bad_hardware_is_a_usage_error(repo: Path) -> None:
+    code, out = run(repo, "--step", "qr", "--hardware", "nvidia:gfx942")
+    assert code == 2 and "--hardware: cannot read hardware 'nvidia:gfx942'" in out
+
+
+# --------------------------------------------------------------------------- reporting
+
+
+def test_junit_xml_parses(repo: Path, tmp_path: Path) -> None:
+    (repo / ".buildkite" / "steps" / "demo.yaml").write_text(STEPS.replace(
+        "- echo before", r"- printf '\033[31mred\033[0m \001 before\n'"))
+    junit = tmp_path / "junit.xml"
+    code, _out = run(repo, "--files-from", changed(tmp_path, "sub/x", "gpu/y"), "--junit", str(junit))
+    assert code == 1
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("4", "1", "2")
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    assert list(cases) == ["env-cwd", "fails", "passes", "qr"]
+    failure = cases["fails"].find("failure")
+    assert failure is not None and failure.get("message") == "exit status 3"
+    assert failure.text == "red  before\n"  # colour codes and control characters removed
+    assert cases["env-cwd"].get("classname") == "demo" and not list(cases["env-cwd"])
+    assert cases["env-cwd"].get("file") == ".buildkite/steps/demo.yaml"
+    skipped = [cases[k].find("skipped") for k in ("passes", "qr")]
+    assert skipped[0] is not None and "not run" not in skipped[0].get("message", "")
+    assert skipped[1] is not None and "needs 2 GPUs of family mi355" in skipped[1].get("message", "")
+
+
+# --------------------------------------------------------------------------- pure pieces
+
+
+def _step(**fields: object) -> Step:
+    return Step(key="k", label="k", group="", location=Location("f.yaml"), **fields)  # type: ignore[arg-type]
+
+
+def test_shortfall() -> None:
+    cpu, h100x2 = Machine(), Machine("nvidia", "sm_90", 2)
+    assert shortfall(cpu, "cpu", None, 0, "cpu") == ""
+    assert shortfall(cpu, "nvidia", "sm_90", 0, "h100") == ""  # no_gpu on a GPU family
+    assert shortfall(h100x2, "nvidia", "sm_90", 2, "h100") == ""
+    assert shortfall(h100x2, "nvidia", "sm_90", 4, "h100").endswith("this machine has 2")
+    assert shortfall(h100x2, "nvidia", "sm_80", 1, "a100").endswith("this machine has 2 nvidia sm_90 GPUs")
+    assert shortfall(h100x2, "nvidia", None, 1, "gpu") == ""  # a family without an arch: any NVIDIA GPU
+    assert "2 nodes" in shortfall(h100x2, "nvidia", "sm_90", 1, "h100", nodes=2)
+    assert "detects only NVIDIA and AMD" in shortfall(h100x2, "other", None, 1, "tpu")
+
+
+def test_script_unescapes_buildkite_dollars() -> None:
+    assert script(["echo $$HOME", "echo done"]) == "echo $HOME\necho done"
+
+
+def test_parallel_steps_run_as_one_shard() -> None:
+    from pipegen.localrun import step_env
+
+    assert step_env(_step(parallelism=4, env=(("A", "1"),))) == (
+        ("A", "1"), ("BUILDKITE_PARALLEL_JOB", "0"), ("BUILDKITE_PARALLEL_JOB_COUNT", "1"))
+    assert step_env(_step()) == ()
+
+
+def test_duration() -> None:
+    assert [duration(s) for s in (0.04, 59.94, 65, 3725)] == ["0.0s", "59.9s", "1m05s", "1h02m"]
+
+
+def test_live_progress_redraws_one_line() -> None:
+    import io
+
+    from pipegen.localrun import Planned, Result
+    from pipegen.steprun import LiveProgress, Progress
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    out = Tty()
+    progress = Progress.for_stream(out, 3)
+    assert isinstance(progress, LiveProgress)
+    planned = Planned(_step(), "cpu", "/", "true", (), None, "k.log")
+    progress.start(2, planned)
+    progress.tick(1.5)
+    progress.end(2, Result(planned, "passed", 2.0))
+    assert out.getvalue() == ("\r\x1b[K[2/3] k on cpu: running 0.0s\r\x1b[K[2/3] k on cpu: running 1.5s"
+                              "\r\x1b[K[2/3] k: passed in 2.0s; log: k.log\n")
+    assert type(Progress.for_stream(io.StringIO(), 1)) is Progress
