@@ -29,16 +29,19 @@ def make_weights(cfg: ModelConfig) -> dict[str, torch.Tensor]:
         # A larger head spreads the logits, so greedy choices are not near-ties.
         "lm_head": rand(cfg.vocab, h, scale=4 / math.sqrt(h)),
     }
+    # Residual branches scaled by 1/sqrt(2 * layers), as GPT-2 initialises them.
+    out_scale = 1 / math.sqrt(2 * cfg.layers)
     for layer in range(cfg.layers):
-        for name in "qkvo":
+        for name in "qkv":
             w[f"{layer}.{name}"] = rand(h, h)
+        w[f"{layer}.o"] = rand(h, h) * out_scale
         if cfg.experts:
             w[f"{layer}.router"] = rand(cfg.experts, h)
             w[f"{layer}.up"] = rand(cfg.experts, f, h)
-            w[f"{layer}.down"] = rand(cfg.experts, h, f)
+            w[f"{layer}.down"] = rand(cfg.experts, h, f) * out_scale
         else:
             w[f"{layer}.up"] = rand(f, h)
-            w[f"{layer}.down"] = rand(h, f)
+            w[f"{layer}.down"] = rand(h, f) * out_scale
     return w
 
 
@@ -48,7 +51,8 @@ def make_prompts(cfg: ModelConfig) -> torch.Tensor:
 
 
 class LocalComm:
-    """The collectives of a one-process run: every reduction is already complete."""
+    """The collectives of a one-process run: every reduction is already complete, and its
+    single pipeline stage never sends or receives."""
 
     def tp_all_reduce(self, x: torch.Tensor) -> torch.Tensor:
         return x
@@ -58,12 +62,6 @@ class LocalComm:
 
     def ep_combine(self, x: torch.Tensor) -> torch.Tensor:
         return x
-
-    def recv_prev(self, like: torch.Tensor) -> torch.Tensor:
-        raise AssertionError("a one-process run has a single pipeline stage")
-
-    def send_next(self, x: torch.Tensor) -> None:
-        raise AssertionError("a one-process run has a single pipeline stage")
 
     def from_last_stage(self, x: torch.Tensor) -> torch.Tensor:
         return x
@@ -106,6 +104,10 @@ class Shard:
                 w[f"{layer}.router"] = weights[f"{layer}.router"]
         self.w = {name: t.to(device) for name, t in w.items()}
         self.device = device
+        # Expert choices of every MoE call, in call order; with `replay` set, the choices of
+        # another run are used instead (see generate's `forced`: the same idea for experts).
+        self.routes: list[torch.Tensor] = []
+        self.replay: list[torch.Tensor] | None = None
 
     @staticmethod
     def _span(total: int, parts: int, index: int) -> slice:
@@ -150,8 +152,12 @@ class Shard:
         tokens = x.reshape(-1, shape[-1])
         if self.layout.ep:  # this rank's experts serve the tokens of every replica
             tokens = self.comm.ep_tokens(tokens)
-        top, chosen = (tokens @ self.w[f"{layer}.router"].T).topk(self.cfg.top_k, dim=-1)
-        gates = top.softmax(-1)
+        scores = tokens @ self.w[f"{layer}.router"].T
+        chosen = scores.topk(self.cfg.top_k, dim=-1).indices
+        self.routes.append(chosen)
+        if self.replay is not None:
+            chosen = self.replay[len(self.routes) - 1]
+        gates = scores.gather(-1, chosen).softmax(-1)
         out = torch.zeros_like(tokens)
         local = range(self.cfg.experts)[self.experts] if self.layout.ep else range(self.cfg.experts)
         for i, expert in enumerate(local):

@@ -12,14 +12,15 @@ import torch.distributed as dist
 
 from qr_tests import tiny_model as tm
 from qr_tests.torchrun_config import Layout, ModelConfig
+from qr_tests.torchrun_quant import QuickTensorParallel, logits_rel_err, logits_window
 
-# fp32 logits of the split model against the one-process model. Both run the same
-# operations; only the association of sums differs (partial products summed across ranks,
-# per-rank softmax stacks). Each dot product here has at most K = 64 terms, so reassociation
-# moves it by at most K * 2^-24 ~ 4e-6 of the sum of its |terms| (Higham's gamma_K); the
-# residual stream passes 2 * 4 + 1 = 9 such products to the logits and RMS norms rescale
-# by about the inverse activation size (~3). 9 * 4e-6 * 3 ~ 1e-4 of the logits' scale
-# (their largest magnitude, ~15); measured errors are ~1e-6 of it.
+# fp32 logits of the split model against the one-process model: the same operations,
+# only the association of sums differs (partial products summed across ranks). Reassociating
+# a sum of K <= 64 terms moves it by at most K * 2^-24 ~ 4e-6 of the sum of its |terms|
+# (Higham's gamma_K); 9 such sums in sequence reach the logits (2 per layer, then the head),
+# the residual stream and RMS norm pass earlier errors on about unchanged, and the sums of
+# |terms| run at most a few times the results: ~1e-4 of the logits' largest magnitude.
+# Measured: ~3e-7.
 FP32_REL_BOUND = 1e-4
 
 
@@ -141,32 +142,85 @@ def gather_checked(result: tuple[torch.Tensor, torch.Tensor], layout: Layout, cp
     return full
 
 
-def _rel_err(logits: torch.Tensor, exact: torch.Tensor) -> float:
+def _max_rel_err(logits: torch.Tensor, exact: torch.Tensor) -> float:
     return ((logits - exact).abs().max() / exact.abs().max()).item()
 
 
-def run(cfg: ModelConfig, layout: Layout) -> None:
-    device = init_distributed()
-    groups = Groups(layout)
-    cpu_group = dist.new_group(backend="gloo")
-    weights, prompts = tm.make_weights(cfg), tm.make_prompts(cfg)
-    ref_tokens, ref_logits = (t.cpu() for t in tm.generate(
-        tm.Shard(cfg, weights, device), prompts.to(device), cfg.new_tokens))
+class Example:
+    """One torchrun example on this rank: the model, its replica's prompts, and its groups."""
 
-    per_replica = cfg.prompts // layout.dp
-    mine = slice(layout.dp_rank * per_replica, (layout.dp_rank + 1) * per_replica)
-    shard = tm.Shard(cfg, weights, device, layout, DistComm(layout, groups))
-    tokens, logits = gather_checked(
-        tm.generate(shard, prompts[mine].to(device), cfg.new_tokens), layout, cpu_group, "exact")
-    _require(torch.equal(tokens, ref_tokens),
-             f"greedy tokens {tokens.tolist()} != one-process run's {ref_tokens.tolist()}")
-    err = _rel_err(logits, ref_logits)
-    _require(err <= FP32_REL_BOUND, f"logits off the one-process run by {err:.2e} > {FP32_REL_BOUND}")
-    report = {"rank": layout.rank, "model": cfg.name, "device": str(device),
-              "backend": dist.get_backend_config(), "tp": layout.tp, "pp": layout.pp, "dp": layout.dp,
-              "ep": layout.ep, "rel_err": float(f"{err:.3g}")}
-    if layout.rank == 0:
-        report["tokens"] = tokens.tolist()
+    def __init__(self, cfg: ModelConfig, layout: Layout):
+        self.cfg, self.layout = cfg, layout
+        self.device = init_distributed()
+        self.groups = Groups(layout)
+        self.cpu_group = dist.new_group(backend="gloo")
+        self.weights, self.prompts = tm.make_weights(cfg), tm.make_prompts(cfg)
+        per_replica = cfg.prompts // layout.dp
+        self.mine = slice(layout.dp_rank * per_replica, (layout.dp_rank + 1) * per_replica)
+
+    def shard(self, quant_all_reduce=None) -> tm.Shard:
+        comm = DistComm(self.layout, self.groups, quant_all_reduce)
+        return tm.Shard(self.cfg, self.weights, self.device, self.layout, comm)
+
+    def generate(self, shard: tm.Shard, what: str, forced: torch.Tensor | None = None):
+        """Greedy (tokens, logits) of the whole batch, checked equal on every rank."""
+        if forced is not None:
+            forced = forced[self.mine].to(self.device)
+        result = tm.generate(shard, self.prompts[self.mine].to(self.device),
+                             self.cfg.new_tokens, forced)
+        return gather_checked(result, self.layout, self.cpu_group, what)
+
+    def run(self) -> dict:
+        cfg, lay = self.cfg, self.layout
+        one_process = tm.Shard(cfg, self.weights, self.device)
+        ref_tokens, ref_logits = (t.cpu() for t in tm.generate(
+            one_process, self.prompts.to(self.device), cfg.new_tokens))
+        exact = self.shard()
+        tokens, logits = self.generate(exact, "exact")
+        _require(torch.equal(tokens, ref_tokens),
+                 f"greedy tokens {tokens.tolist()} != one-process run's {ref_tokens.tolist()}")
+        err = _max_rel_err(logits, ref_logits)
+        _require(err <= FP32_REL_BOUND,
+                 f"logits off the one-process run by {err:.2e} > {FP32_REL_BOUND}")
+        report = {"rank": lay.rank, "model": cfg.name, "device": str(self.device),
+                  "backend": dist.get_backend_config(), "tp": lay.tp, "pp": lay.pp,
+                  "dp": lay.dp, "ep": lay.ep, "rel_err": float(f"{err:.3g}")}
+        if lay.quant:
+            report.update(self.quantized(exact, tokens, logits))
+        if lay.rank == 0:
+            report["tokens"] = tokens.tolist()
+        return report
+
+    def quantized(self, exact: tm.Shard, tokens: torch.Tensor, logits: torch.Tensor) -> dict:
+        """Repeat the run with QR_QUANT's quick-reduce as the TP all-reduce.
+
+        The exact run's tokens and expert choices are fed back (argmax and top-k are
+        discrete: one flipped near-tie would change everything after it), so the logits
+        differ only by the codec's error. The tokens the quantized model would choose
+        itself must still equal the exact ones for FP and INT8.
+        """
+        level = self.layout.quant
+        quick = QuickTensorParallel(level, self.layout.tp)
+        shard = self.shard(quick)
+        shard.replay = exact.routes
+        q_tokens, q_logits = self.generate(shard, level, forced=tokens)
+        _require(quick.calls > 0, "QR_QUANT set but quick-reduce never ran")
+        _require(quick.worst <= 1.0, f"{level} all-reduce error {quick.worst:.2f}x its codec bound")
+        err = logits_rel_err(q_logits, logits)
+        low, high = logits_window(level)
+        _require(low <= err <= high,
+                 f"{level} logits off the exact run by {err:.2e}, outside [{low:.1e}, {high:.1e}]")
+        if level in ("FP", "INT8"):
+            _require(torch.equal(q_tokens, tokens),
+                     f"{level} greedy tokens {q_tokens.tolist()} != exact {tokens.tolist()}")
+        flips = sum(int((a != b).any(-1).sum()) for a, b in zip(shard.routes, shard.replay))
+        return {"quant": level, "quant_rel_err": float(f"{err:.3g}"),
+                "codec_bound_use": round(quick.worst, 3),
+                "token_flips": int((q_tokens != tokens).sum()), "expert_flips": flips}
+
+
+def run(cfg: ModelConfig, layout: Layout) -> None:
+    report = Example(cfg, layout).run()
     sys.stdout.write(f"OK {json.dumps(report)}\n")  # one write: ranks share the pipe
     sys.stdout.flush()
     dist.destroy_process_group()

@@ -16,4 +16,4 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # torchrun runs th
 from qr_tests.torchrun_config import DENSE, main  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(main(DENSE, default_tp=2))
+    sys.exit(main(DENSE))

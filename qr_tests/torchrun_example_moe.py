@@ -18,4 +18,4 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # torchrun runs th
 from qr_tests.torchrun_config import MOE, main  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(main(MOE, default_tp=1))
+    sys.exit(main(MOE))

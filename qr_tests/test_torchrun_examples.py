@@ -1,0 +1,161 @@
+"""The torchrun examples as subprocesses, like vLLM's "Distributed Torchrun + Examples"
+step: every launch must exit 0 with every rank reporting OK (the ranks check each other
+and the one-process run themselves; see torchrun_dist.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qr_tests.torchrun_config import DENSE, MOE, ConfigError, layout_from_env
+
+ROOT = Path(__file__).resolve().parents[1]
+TORCHRUN = [sys.executable, "-m", "torch.distributed.run"]  # `torchrun` of this interpreter
+LAUNCH_TIMEOUT_S = 60  # a launch takes ~5 s on 2 cores; a hung collective must not stall CI
+PARALLEL_VARS = ("TP_SIZE", "PP_SIZE", "DP_SIZE", "ENABLE_EP", "QR_QUANT")
+HIDE_GPUS = {name: "" for name in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+                                   "ROCR_VISIBLE_DEVICES")}
+
+# vLLM's list at world size 4 (each launch also covers a quick-reduce level where noted),
+# then world size 2. Dense: TP defaults to 2 and DP fills the rest; MoE: TP defaults to 1.
+CASES = [
+    ("torchrun_example.py", 4, {}),  # tp=2 dp=2
+    ("torchrun_example.py", 4, {"PP_SIZE": "2", "QR_QUANT": "FP"}),  # tp=2 pp=2
+    ("torchrun_example_moe.py", 4, {"TP_SIZE": "4", "QR_QUANT": "INT6"}),
+    ("torchrun_example_moe.py", 4, {"TP_SIZE": "2", "PP_SIZE": "2"}),
+    ("torchrun_example_moe.py", 4, {"DP_SIZE": "4", "ENABLE_EP": "1"}),
+    ("torchrun_example_moe.py", 4, {"TP_SIZE": "2", "DP_SIZE": "2", "ENABLE_EP": "1",
+                                    "QR_QUANT": "INT4"}),
+    ("torchrun_example.py", 2, {"QR_QUANT": "INT8"}),  # tp=2
+    ("torchrun_example_moe.py", 2, {"TP_SIZE": "2", "QR_QUANT": "INT8"}),
+]
+
+
+def _case_id(case) -> str:
+    script, world, env = case
+    return "-".join([script[len("torchrun_"):-len(".py")], f"w{world}"]
+                    + [f"{k}={v}" for k, v in env.items()])
+
+
+def launch(script: str, world: int, env: dict[str, str], extra_env: dict[str, str]):
+    """Run `torchrun --standalone` (it picks a free port) and return (returncode, output).
+
+    The launcher and its ranks get their own session, so on timeout the whole process
+    group is killed and no rank is left behind."""
+    child_env = {k: v for k, v in os.environ.items() if k not in PARALLEL_VARS}
+    child_env.update(OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", **extra_env, **env)
+    cmd = [*TORCHRUN, "--standalone", f"--nproc-per-node={world}", f"qr_tests/{script}"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=child_env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=LAUNCH_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        pytest.fail(f"{' '.join(cmd)} timed out after {LAUNCH_TIMEOUT_S} s; output:\n{out}")
+    return proc.returncode, out
+
+
+def reports(out: str) -> dict[int, dict]:
+    return {r["rank"]: r for r in (json.loads(m) for m in re.findall(r"^OK (\{.*\})$", out, re.M))}
+
+
+def check_launch(script: str, world: int, env: dict[str, str], extra_env: dict[str, str]):
+    rc, out = launch(script, world, env, extra_env)
+    env_text = " ".join(f"{k}={v}" for k, v in env.items())
+    where = f"{env_text} torchrun --nproc-per-node={world} qr_tests/{script}"
+    assert rc == 0, f"{where} exited {rc}; ranks' output:\n{out}"
+    got = reports(out)
+    assert sorted(got) == list(range(world)), f"{where}: not every rank reported OK:\n{out}"
+    if "QR_QUANT" in env:
+        assert all(r["quant"] == env["QR_QUANT"] for r in got.values()), out
+    return got
+
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_torchrun_example_cpu(case):
+    script, world, env = case
+    got = check_launch(script, world, env, HIDE_GPUS)
+    assert {r["device"] for r in got.values()} == {"cpu"}, got
+    assert all("gloo" in r["backend"] for r in got.values()), got
+
+
+@pytest.mark.needs_gpu(vendor="any", count=1)
+@pytest.mark.parametrize("script,model", [("torchrun_example.py", DENSE),
+                                          ("torchrun_example_moe.py", MOE)])
+def test_torchrun_example_one_gpu_matches_cpu(script, model):
+    """World size 1 on the GPU: the default backend of a CUDA device, and the same greedy
+    tokens as the one-process model on CPU."""
+    import torch  # noqa: PLC0415 - only GPU machines get here
+
+    from qr_tests import tiny_model as tm  # noqa: PLC0415
+
+    got = check_launch(script, 1, {"TP_SIZE": "1"}, {})
+    assert got[0]["device"] == "cuda:0", got
+    cpu_model = tm.Shard(model, tm.make_weights(model), torch.device("cpu"))
+    cpu_tokens, _ = tm.generate(cpu_model, tm.make_prompts(model), model.new_tokens)
+    assert got[0]["tokens"] == cpu_tokens.tolist()
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[1] == 4], ids=_case_id)
+@pytest.mark.needs_gpu(vendor="any", count=4)
+def test_torchrun_example_four_gpus(case):
+    script, world, env = case
+    got = check_launch(script, world, env, {})
+    assert {r["device"] for r in got.values()} == {f"cuda:{i}" for i in range(world)}, got
+
+
+@pytest.mark.parametrize("env,message", [
+    ({"TP_SIZE": "3"}, "TP_SIZE=3 x PP_SIZE=1 does not divide WORLD_SIZE=4"),
+    ({"DP_SIZE": "4"}, "TP_SIZE=2 x PP_SIZE=1 x DP_SIZE=4 != WORLD_SIZE=4"),
+    ({"TP_SIZE": "x"}, "TP_SIZE must be a positive integer, got 'x'"),
+    ({"ENABLE_EP": "yes"}, "ENABLE_EP must be 0, 1, true or false, got 'yes'"),
+    ({"QR_QUANT": "INT2"}, "QR_QUANT must be one of FP, INT8, INT6, INT4, got 'INT2'"),
+    ({"QR_QUANT": "INT8", "TP_SIZE": "1"}, "QR_QUANT routes the TP all-reduce: needs TP_SIZE > 1"),
+])
+def test_bad_layout_one_line_nonzero_exit(env, message):
+    """Checked before torch is imported: one line on rank 0, exit status 2, no traceback."""
+    full_env = {k: v for k, v in os.environ.items() if k not in PARALLEL_VARS}
+    full_env.update(WORLD_SIZE="4", RANK="0", **env)
+    proc = subprocess.run([sys.executable, "qr_tests/torchrun_example.py"], cwd=ROOT,
+                          env=full_env, capture_output=True, text=True, timeout=30)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", f"error: {message}\n")
+    full_env["RANK"] = "1"
+    proc = subprocess.run([sys.executable, "qr_tests/torchrun_example.py"], cwd=ROOT,
+                          env=full_env, capture_output=True, text=True, timeout=30)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", "")
+
+
+@pytest.mark.parametrize("model,world,env,message", [
+    (DENSE, 8, {"TP_SIZE": "8"}, "TP_SIZE=8 does not divide the 4 heads"),
+    (DENSE, 8, {"PP_SIZE": "8", "TP_SIZE": "1"}, "PP_SIZE=8 does not divide the 4 layers"),
+    (DENSE, 8, {"TP_SIZE": "1"}, "DP_SIZE=8 does not divide the 4 prompts"),
+    (DENSE, 2, {"ENABLE_EP": "1"}, "ENABLE_EP needs the MoE example"),
+    (MOE, 16, {"DP_SIZE": "4", "TP_SIZE": "4", "ENABLE_EP": "1"},
+     "expert parallel size TP_SIZE x DP_SIZE=16 does not divide the 8 experts"),
+    (MOE, 1, {}, None),
+])
+def test_layout_limits_of_the_model(model, world, env, message):
+    full_env = {"WORLD_SIZE": str(world), "RANK": "0", **env}
+    if message is None:
+        assert layout_from_env(full_env, model).world == world
+        return
+    with pytest.raises(ConfigError) as err:
+        layout_from_env(full_env, model)
+    assert str(err.value) == message
+
+
+def test_layout_ranks_follow_vllm_order():
+    """TP innermost, then PP, then DP; expert parallelism spans a stage's DP x TP ranks."""
+    env = {"WORLD_SIZE": "8", "RANK": "6", "TP_SIZE": "2", "PP_SIZE": "2", "ENABLE_EP": "1"}
+    lay = layout_from_env(env, MOE)
+    assert (lay.dp, lay.dp_rank, lay.pp_rank, lay.tp_rank) == (2, 1, 1, 0)
+    assert (lay.ep_size, lay.ep_rank) == (4, 2)
+    assert lay.rank_of(lay.dp_rank, lay.pp_rank, lay.tp_rank) == 6
