@@ -17,7 +17,7 @@ import posixpath
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 # pytest options that take a value in the next argument (when written without "=").
 PYTEST_VALUE_OPTIONS = frozenset(
@@ -50,6 +50,11 @@ class TestRef:
     tool: str  # "pytest", "python", "torchrun"
     command: int  # index in the step's commands
     ignored: tuple[str, ...] = ()  # repo-relative --ignore paths of the same pytest run
+
+    @property
+    def surely_path(self) -> bool:
+        """False for a bare word (`engine`): a folder if it exists, else maybe an option's value."""
+        return "/" in self.written or self.written.endswith(".py")
 
 
 def map_workdir(working_dir: str | None, mapping: Sequence[tuple[str, str]]) -> str | None:
@@ -105,12 +110,15 @@ def segments(words: list[str]) -> Iterable[list[str]]:
 
 
 def extract(commands: Sequence[str], working_dir: str | None,
-            mapping: Sequence[tuple[str, str]]) -> tuple[list[TestRef], bool]:
-    """Test paths named by `commands`; False when the working dir cannot be mapped."""
+            mapping: Sequence[tuple[str, str]]) -> tuple[list[TestRef], list[str]]:
+    """Test paths named by `commands`, and relative ones the working dir cannot place.
+
+    A working dir outside every docker_workdir prefix (vLLM's "/") leaves
+    relative paths unplaceable; absolute ones are still mapped.
+    """
     cwd = map_workdir(working_dir, mapping)
-    if cwd is None:
-        return [], False
     refs: list[TestRef] = []
+    unplaced: list[str] = []
     for index, command in enumerate(commands):
         for words in segments(tokens(command) or []):
             words = _strip_prefix(words)
@@ -118,15 +126,16 @@ def extract(commands: Sequence[str], working_dir: str | None,
                 continue
             if words[0] == "cd":
                 cwd = _cd(cwd, words[1:], mapping)
-                if cwd is None:
-                    return refs, True  # a `cd` out of the repository: nothing after it is checkable
                 continue
             for written, tool, ignored in _named(words):
-                path = _resolve(cwd, written, mapping)
+                if cwd is None and not written.startswith("/"):
+                    unplaced.append(written)
+                    continue
+                path = _resolve(cwd or "", written, mapping)
                 if path is not None:
-                    kept = tuple(p for p in (_resolve(cwd, i, mapping) for i in ignored) if p is not None)
+                    kept = tuple(p for p in (_resolve(cwd or "", i, mapping) for i in ignored) if p is not None)
                     refs.append(TestRef(path, written, tool, index, kept))
-    return refs, True
+    return refs, unplaced
 
 
 def _strip_prefix(words: list[str]) -> list[str]:
@@ -138,18 +147,19 @@ def _strip_prefix(words: list[str]) -> list[str]:
             index += 1
         elif word in WRAPPERS:
             index += 1 + WRAPPERS[word]
-            while index < len(words) and words[index].startswith("-") and word != "uv":
+            while index < len(words) and words[index].startswith("-"):
                 index += 1
         else:
             break
     return words[index:]
 
 
-def _cd(cwd: str, args: list[str], mapping: Sequence[tuple[str, str]]) -> str | None:
+def _cd(cwd: str | None, args: list[str], mapping: Sequence[tuple[str, str]]) -> str | None:
+    """The new working dir; None when it is unknown (computed, or outside the repository)."""
     target = next((a for a in args if not a.startswith("-")), None)
-    if target is None or DYNAMIC.search(target):
+    if target is None or DYNAMIC.search(target) or (cwd is None and not target.startswith("/")):
         return None
-    return _resolve(cwd, target, mapping)
+    return map_workdir(target, mapping) if target.startswith("/") else _normal(cwd or "", target)
 
 
 def _resolve(cwd: str, written: str, mapping: Sequence[tuple[str, str]]) -> str | None:
@@ -226,7 +236,3 @@ def _pytest_paths(args: list[str]) -> list[tuple[str, str, tuple[str, ...]]]:
 def _pathlike(arg: str) -> bool:
     """A bare word (`engine`) may be a folder; a number or an option value is not."""
     return not arg.replace(".", "").isdigit() and "=" not in arg
-
-
-def existing(refs: Sequence[TestRef], exists: Callable[[str], bool]) -> list[TestRef]:
-    return [r for r in refs if exists(r.path)]

@@ -1,0 +1,163 @@
+"""`pipegen check`: fail a pull request before one of its tests can be skipped silently.
+
+`check()` is pure: declarations, the tracked files and a file reader in,
+a Report out. `check_repository()` is the I/O edge that loads them
+(git or a `--tracked-files` list, the YAML files, the hardware inventory,
+the AMD twin file). The findings and their codes are listed in findings.py.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+from pipegen import check_entries as entries
+from pipegen import check_platform as platform
+from pipegen import check_tests as tests
+from pipegen.errors import DeclarationError
+from pipegen.fileindex import FileIndex
+from pipegen.findings import Finding, Report, strict
+from pipegen.imports import ImportGraph, ModuleFiles, Reader
+from pipegen.matching import split
+from pipegen.model import Declarations, Location, Step
+
+AMD_TWIN_FILE = "test-amd.yaml"  # next to vLLM's ci_config.yaml
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything `check` looks at besides the declarations."""
+
+    tracked: Sequence[str]
+    read: Reader  # repo-relative path -> text, None when it cannot be read
+    docs: Mapping[str, Any]  # parsed YAML of every declarations file, for entry lines
+    config: str  # the config file (repo-relative)
+    place: Callable[[Step], Any] | None = None  # hardware.place with the inventory; None = no check
+    amd: Declarations | None = None  # the AMD twin file's declarations, for drift
+    listed: str | None = None  # the --tracked-files list, when files come from one
+
+
+def check(decl: Declarations, inputs: Inputs, *, orphans: bool = False, strict_mode: bool = False) -> Report:
+    """Every finding for these declarations, sorted by file and line."""
+    index = FileIndex([*inputs.tracked, *decl.files])  # the steps files the loader added as dependencies exist
+    lines = entries.entry_lines(inputs.docs)
+    found: list[Finding] = [_from_warning(w) for w in decl.warnings]
+    found += entries.entry_findings(decl, index, lines)
+    found += entries.run_all_findings(decl, index, lines, inputs.config)
+    covers = {s.key: _cover(s, decl, index) for s in decl.steps}
+    run_all = entries.run_all_mask(decl, index)
+    step_tests = [tests.resolve_tests(decl, s, index) for s in decl.steps]
+    for item in step_tests:
+        found += item.findings
+        found += tests.selection_findings(item, decl, covers[item.step.key] | run_all, index)
+    graph = ImportGraph(ModuleFiles(index.paths), inputs.read)
+    found += tests.import_findings(step_tests, decl, covers, run_all, index, graph)
+    if inputs.place is not None:
+        found += platform.hardware_findings(decl, inputs.place)
+    if inputs.amd is not None:
+        found += platform.drift_findings(decl, inputs.amd)
+    found += platform.limit_findings(decl, inputs.config)
+    if orphans:
+        found += entries.orphan_findings(decl, index, covers.values(), run_all)
+    found.sort(key=lambda f: (f.location.file, f.location.line, f.location.column, f.code))
+    test_files = {p for t in step_tests for p in t.files}
+    return Report(
+        findings=strict(found) if strict_mode else tuple(found),
+        notes=tuple(_notes(inputs, graph, test_files)),
+        stats={"steps": len(decl.steps), "tracked_files": len(index), "test_files": len(test_files),
+               "python_files_read": len(graph.edges) - len(graph.unreadable)},
+    )
+
+
+def _cover(step: Step, decl: Declarations, index: FileIndex) -> int:
+    """What selects the step: its entries; everything for a step without any, when those run."""
+    if not split(step.dependencies)[0] and decl.settings.no_dependencies == "run":
+        return index.prefix("")
+    return entries.covered(step, index)
+
+
+def _from_warning(warning: Any) -> Finding:
+    return Finding(warning.code, "warning", warning.location, warning.message, warning.fix)
+
+
+def _notes(inputs: Inputs, graph: ImportGraph, test_files: set[str]) -> list[str]:
+    notes = []
+    if inputs.listed:
+        notes.append(f"checked against the {len(inputs.tracked)} paths listed in {inputs.listed}, not git")
+    followed = [p for p in test_files if p in graph.edges]
+    unread_tests = [p for p in followed if p in graph.unreadable]
+    unread_other = len(graph.unreadable) - len(unread_tests)
+    if unread_tests or unread_other:
+        notes.append(f"import coverage is partial: {len(unread_tests)} of {len(followed)} test file(s) and "
+                     f"{unread_other} other imported file(s) are tracked but not readable here (not on disk), "
+                     "so their imports were not followed")
+    if inputs.place is None:
+        notes.append("hardware not checked: no inventory")
+    if inputs.amd is not None:
+        notes.append(f"AMD twins compared with {inputs.amd.files[0]}")
+    return notes
+
+
+# --------------------------------------------------------------------------- I/O edge
+
+
+def declaration_error(exc: DeclarationError) -> Report:
+    """A loader error as the one finding of a report (check exits 2: the input is unreadable)."""
+    where = exc.location or Location("(config)")
+    return Report(findings=(Finding("declaration-error", "error", where, exc.message, exc.fix),))
+
+
+def check_repository(root: str, config: str | None, *, tracked_files: str | None, amd_file: str | None,
+                     environ: Mapping[str, str], orphans: bool = False, strict_mode: bool = False) -> Report:
+    """Load everything `check` needs from the repository at `root`, and check it."""
+    from pipegen.declarations import load
+    from pipegen.hardware import load_inventory, place
+    from pipegen.yamlio import load_file
+
+    decl = load(root, config)
+    amd_path = amd_file or _twin_file(root, decl)
+    amd = load(root, amd_path) if amd_path else None
+    inventory = load_inventory(decl)
+    if tracked_files:
+        from pipegen.pipeline import read_file_list
+
+        tracked = read_file_list(tracked_files)
+    else:
+        from pipegen.git import tracked_files as git_tracked
+
+        tracked = git_tracked(root, environ)
+    files = [*decl.files, *(amd.files if amd else ())]
+    inputs = Inputs(
+        tracked=tracked,
+        read=_reader(root, set(tracked)),
+        docs={f: load_file(os.path.join(root, f), f) for f in dict.fromkeys(files)},
+        config=decl.files[0],
+        place=lambda step: place(step, inventory),
+        amd=amd,
+        listed=tracked_files,
+    )
+    return check(decl, inputs, orphans=orphans, strict_mode=strict_mode)
+
+
+def _twin_file(root: str, decl: Declarations) -> str | None:
+    """vLLM's test-amd.yaml, when it sits next to the ci_config.yaml being checked."""
+    if decl.layout != "vllm":
+        return None
+    path = os.path.join(os.path.dirname(decl.files[0]), AMD_TWIN_FILE)
+    return path if os.path.isfile(os.path.join(root, path)) else None
+
+
+def _reader(root: str, tracked: set[str]) -> Reader:
+    """Read tracked files only; a file that is listed but absent reads as None."""
+
+    def read(path: str) -> str | None:
+        if path not in tracked:
+            return None
+        try:
+            with open(os.path.join(root, path), encoding="utf-8") as handle:
+                return handle.read()
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    return read

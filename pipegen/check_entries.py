@@ -1,0 +1,225 @@
+"""Checks of dependency entries and run-all patterns against the tracked files. Pure.
+
+An include entry that matches no tracked file can never select its step
+(vLLM's `tests/test_config`, meant for `tests/test_config.py`, stopped
+matching when the matcher moved to path boundaries); an exclusion that
+excludes nothing is dead weight. Suggestions name the nearest real paths.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import posixpath
+from typing import Any, Iterable, Mapping
+
+from pipegen.fileindex import FileIndex
+from pipegen.findings import Finding
+from pipegen.matching import is_glob, split
+from pipegen.model import Declarations, Location, PatternKind, Step
+from pipegen.yamlio import LocDict, LocList
+
+ENTRY_FIELDS = ("source_file_dependencies", "run_all_patterns", "run_all_exclude_patterns", "run_all", "run_all_exclude")
+SOURCE_SUFFIXES = (".py", ".pyx", ".pyi", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".h", ".hpp", ".rs", ".sh")
+
+# (file, line of the mapping) -> field -> entry -> where the entry is written
+EntryLines = dict[tuple[str, int], dict[str, dict[str, Location]]]
+
+
+def entry_lines(docs: Mapping[str, Any]) -> EntryLines:
+    """Where every dependency entry and run-all pattern is written, from the parsed YAML files."""
+    out: EntryLines = {}
+    stack = list(docs.values())
+    while stack:
+        node = stack.pop()
+        if isinstance(node, LocDict):
+            for name in ENTRY_FIELDS:
+                items = node.get(name)
+                if isinstance(items, LocList):
+                    spots = out.setdefault((node.file, node.line), {}).setdefault(name, {})
+                    for index, item in enumerate(items):
+                        spots.setdefault(str(item), items.loc(index))
+            stack.extend(node.values())
+        elif isinstance(node, LocList):
+            stack.extend(node)
+    return out
+
+
+def where_entry(step: Step, entry: str, lines: EntryLines, by_key: Mapping[str, Step]) -> Location:
+    """The line of `entry` in the step (a mirror looks in its own mapping, then its origin's)."""
+    for owner in (step, by_key.get(step.origin or "")):
+        if owner is not None:
+            spots = lines.get((owner.location.file, owner.location.line), {}).get("source_file_dependencies", {})
+            if entry in spots:
+                return spots[entry]
+    return step.location
+
+
+def where_pattern(config: str, field: str, pattern: str, lines: EntryLines) -> Location:
+    for (file, _line), fields in lines.items():
+        if file == config and pattern in fields.get(field, {}):
+            return fields[field][pattern]
+    return Location(config)
+
+
+def covered(step: Step, index: FileIndex) -> int:
+    """The tracked files whose change selects `step` by its dependencies."""
+    includes, excludes = split(step.dependencies)
+    mask = 0
+    for entry in includes:
+        mask |= index.matches(entry, step.dependency_kind)
+    for entry in excludes:
+        mask &= ~index.matches(entry, step.dependency_kind)
+    return mask
+
+
+def run_all_mask(decl: Declarations, index: FileIndex) -> int:
+    settings = decl.settings
+    entries = list(settings.run_all) + ["!" + x for x in settings.run_all_exclude]
+    return covered(Step(key="", label="", group="", location=Location(""), dependencies=tuple(entries),
+                        dependency_kind=settings.run_all_kind), index) if settings.run_all else 0
+
+
+def entry_findings(decl: Declarations, index: FileIndex, lines: EntryLines) -> list[Finding]:
+    """stale-entry, raw-prefix-only and exclusion-unused, once per written entry."""
+    by_key = decl.by_key()
+    seen: set[tuple[Location, str]] = set()
+    out: list[Finding] = []
+    for step in decl.steps:
+        includes, excludes = split(step.dependencies)
+        kind = step.dependency_kind
+        included = 0
+        for entry in includes:
+            mask = index.matches(entry, kind)
+            included |= mask
+            where = where_entry(step, entry, lines, by_key)
+            if not mask and (where, entry) not in seen:
+                seen.add((where, entry))
+                out.append(_stale(entry, kind, step, where, index))
+        for entry in excludes:
+            where = where_entry(step, "!" + entry, lines, by_key)
+            if not index.matches(entry, kind) & included and (where, entry) not in seen:
+                seen.add((where, entry))
+                out.append(_unused_exclusion(entry, kind, step.key, where, index))
+    return out
+
+
+def _stale(entry: str, kind: PatternKind, step: Step, where: Location, index: FileIndex) -> Finding:
+    raw = index.prefix(entry) if kind == "entry" and not is_glob(entry) else 0
+    if raw:
+        near = completions(entry, raw, index)
+        return Finding("raw-prefix-only", "error", where,
+                       f"entry '{entry}' of step '{step.key}' matches no tracked file; it only matched under vLLM's "
+                       f"old raw-prefix rule ({', '.join(near)})",
+                       f"write {_either(near)}", step.key)
+    near = nearest(entry, index)
+    return Finding("stale-entry", "error", where, f"entry '{entry}' of step '{step.key}' matches no tracked file",
+                   f"did you mean {_either(near)}?" if near else "remove the entry or fix the path", step.key)
+
+
+def _unused_exclusion(entry: str, kind: PatternKind, key: str, where: Location, index: FileIndex) -> Finding:
+    why = "matches no tracked file" if not index.matches(entry, kind) else "excludes nothing its includes match"
+    return Finding("exclusion-unused", "warning", where, f"exclusion '!{entry}' of step '{key}' {why}",
+                   "remove the exclusion or fix the path", key)
+
+
+def run_all_findings(decl: Declarations, index: FileIndex, lines: EntryLines, config: str) -> list[Finding]:
+    """stale-run-all for include patterns, exclusion-unused for exclude patterns."""
+    settings = decl.settings
+    fields = ("run_all_patterns", "run_all_exclude_patterns") if decl.layout == "vllm" else ("run_all", "run_all_exclude")
+    out: list[Finding] = []
+    included = 0
+    for pattern in settings.run_all:
+        mask = index.matches(pattern, settings.run_all_kind)
+        included |= mask
+        if not mask:
+            near = nearest(pattern, index)
+            out.append(Finding("stale-run-all", "error", where_pattern(config, fields[0], pattern, lines),
+                               f"run-all pattern '{pattern}' matches no tracked file",
+                               f"did you mean {_either(near)}?" if near else "remove the pattern or fix it"))
+    for pattern in settings.run_all_exclude:
+        if not index.matches(pattern, settings.run_all_kind) & included:
+            why = "matches no tracked file" if not index.matches(pattern, settings.run_all_kind) else \
+                "excludes nothing the run-all patterns match"
+            out.append(Finding("exclusion-unused", "warning", where_pattern(config, fields[1], pattern, lines),
+                               f"run-all exclude pattern '{pattern}' {why}", "remove the pattern or fix it"))
+    return out
+
+
+def orphan_findings(decl: Declarations, index: FileIndex, masks: Iterable[int], run_all: int) -> list[Finding]:
+    """Source files that no step depends on and that trigger no run-all: their changes run nothing."""
+    watched = run_all
+    for mask in masks:
+        watched |= mask
+    for entry in decl.settings.docs_only:
+        watched |= index.matches(entry)
+    return [Finding("orphan", "info", Location(path), f"no step depends on {path}: changing it runs no test",
+                    "add it (or its folder) to the source_file_dependencies of the steps that test it")
+            for path in index.files(~watched & _sources(index))]
+
+
+def _sources(index: FileIndex) -> int:
+    return index.mask(p for p in index.paths if p.endswith(SOURCE_SUFFIXES))
+
+
+def completions(entry: str, raw: int, index: FileIndex, limit: int = 3) -> list[str]:
+    """The real paths a raw prefix was completing: `tests/test_config` -> `tests/test_config.py`."""
+    out: list[str] = []
+    for path in index.files(raw):
+        slash = path.find("/", len(entry))
+        name = path if slash < 0 else path[: slash + 1]
+        if name not in out:
+            out.append(name)
+            if len(out) == limit:
+                break
+    return out
+
+
+def nearest(entry: str, index: FileIndex, limit: int = 3) -> list[str]:
+    """Real paths close to a path that does not exist: the same name under another
+    folder (a move; the longest shared tail first), then similar names in the
+    nearest folder that exists."""
+    path = entry.lstrip("!").rstrip("/")
+    if is_glob(path):
+        path = path[: min(path.find(c) for c in "*?[" if c in path)].rstrip("/")
+    parts = path.split("/")
+    moved = sorted(index.named(parts[-1]), key=lambda p: _closeness(parts, p.rstrip("/").split("/")), reverse=True)
+    if moved and _closeness(parts, moved[0].rstrip("/").split("/"))[0] >= 2:
+        return [m for m in moved if _closeness(parts, m.rstrip("/").split("/"))[0] >= 2][:limit]
+    folder, rest = _deepest_folder(path, index)
+    names = sorted(index.children(folder))
+    similar = [_display(posixpath.join(folder, n) if folder else n, index)
+               for n in difflib.get_close_matches(rest.split("/", 1)[0], names, n=limit, cutoff=0.6)]
+    return list(dict.fromkeys(moved + similar))[:limit]
+
+
+def _closeness(ours: list[str], theirs: list[str]) -> tuple[int, int]:
+    """(shared trailing components, shared leading components) of two split paths."""
+    tail = 0
+    while tail < min(len(ours), len(theirs)) and ours[-1 - tail] == theirs[-1 - tail]:
+        tail += 1
+    head = 0
+    while head < min(len(ours), len(theirs)) - tail and ours[head] == theirs[head]:
+        head += 1
+    return tail, head
+
+
+def _deepest_folder(path: str, index: FileIndex) -> tuple[str, str]:
+    folder = posixpath.dirname(path)
+    while folder and not index.is_dir(folder):
+        folder = posixpath.dirname(folder)
+    return folder, path[len(folder):].lstrip("/")
+
+
+def _display(path: str, index: FileIndex) -> str:
+    return path + "/" if index.is_dir(path) and path not in index.bit else path
+
+
+def _either(paths: list[str]) -> str:
+    quoted = [f"'{p}'" for p in paths]
+    return " or ".join(quoted) if len(quoted) <= 2 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
+def always_runs(step: Step, decl: Declarations) -> bool:
+    """Steps whose key always runs (vLLM's image builds): their dependencies do not decide."""
+    return step.mirror is None and any(fnmatch.fnmatchcase(step.key, p) for p in decl.settings.always_run)

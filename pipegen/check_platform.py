@@ -1,0 +1,137 @@
+"""Checks against the platform: hardware queues, AMD twins, Buildkite's limits. Pure.
+
+- Every step must land on a queue for its GPU count (hardware.place).
+- A vLLM step's `mirror.amd` twin and the step of the same label in
+  `test-amd.yaml` describe one test twice; when their dependencies or
+  commands differ, one of them is stale (the "mirror drift" pain).
+- The worst case (every step rendered, every one blocked first) must fit
+  one `pipeline upload` (the agent refuses more than 500 jobs: groups,
+  blocks and each parallel command job count), and every key must be one
+  Buildkite accepts.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Sequence
+
+from pipegen.check_entries import always_runs
+from pipegen.errors import DeclarationError
+from pipegen.findings import Finding
+from pipegen.model import Declarations, Location, Step
+
+UPLOAD_LIMIT = 500
+KEY_PATTERN = re.compile(r"^[a-zA-Z0-9_\-:${}.,]+$")
+KEY_MAX = 100
+UUID_LIKE = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.IGNORECASE)
+BLOCK_PREFIX = "block-"
+
+
+def hardware_findings(decl: Declarations, place: Callable[[Step], Any]) -> list[Finding]:
+    """no-queue: steps that no family of the inventory can run."""
+    out = []
+    for step in rendered(decl):
+        try:
+            place(step)
+        except DeclarationError as exc:
+            out.append(Finding("no-queue", "error", exc.location or step.location, exc.message, exc.fix, step.key))
+    return out
+
+
+def rendered(decl: Declarations) -> list[Step]:
+    """The steps a pipeline can contain (legacy AMD: only those mirrored to the current tag)."""
+    tag = decl.settings.mirror_tag
+    return [s for s in decl.steps if tag is None or tag in s.mirror_hardwares]
+
+
+def drift_findings(decl: Declarations, amd: Declarations) -> list[Finding]:
+    """mirror-drift: each `mirror.amd` step against the test-amd.yaml steps of its label."""
+    by_key = decl.by_key()
+    twins: dict[str, list[Step]] = {}
+    for step in amd.steps:
+        twins.setdefault(step.label, []).append(step)
+    own_files = set(decl.files) | set(amd.files)
+    out = []
+    for mirror in (s for s in decl.steps if s.mirror == "amd"):
+        origin = by_key.get(mirror.origin or "")
+        for twin in twins.get(origin.label if origin else mirror.label, []):
+            diff = differences(mirror, twin, own_files)
+            if diff:
+                out.append(Finding(
+                    "mirror-drift", "warning", mirror.location,
+                    f"AMD twin '{twin.label}' differs between {mirror.location} ('{mirror.key}') and "
+                    f"{twin.location} ({twin.agent_pool or twin.device}): {'; '.join(diff)}",
+                    "declare the AMD variant once (mirror.amd) and delete the other, or make them agree",
+                    mirror.key))
+    return out
+
+
+def differences(mirror: Step, twin: Step, own_files: set[str]) -> list[str]:
+    out = []
+    ours = {d.rstrip("/") for d in mirror.dependencies if d not in own_files}
+    theirs = {d.rstrip("/") for d in twin.dependencies if d not in own_files}
+    if ours != theirs:
+        parts = []
+        if ours - theirs:
+            parts.append(f"only mirror.amd: {', '.join(sorted(ours - theirs))}")
+        if theirs - ours:
+            parts.append(f"only test-amd.yaml: {', '.join(sorted(theirs - ours))}")
+        out.append("dependencies differ (" + "; ".join(parts) + ")")
+    if mirror.commands != twin.commands:
+        out.append(f"commands differ ({_first_difference(mirror.commands, twin.commands)})")
+    return out
+
+
+def _first_difference(ours: Sequence[str], theirs: Sequence[str]) -> str:
+    only_ours = [c for c in ours if c not in theirs]
+    only_theirs = [c for c in theirs if c not in ours]
+    parts = [f"only mirror.amd: '{_short(only_ours[0])}'" + (f" and {len(only_ours) - 1} more" if len(only_ours) > 1 else "")
+             ] if only_ours else []
+    if only_theirs:
+        parts.append(f"only test-amd.yaml: '{_short(only_theirs[0])}'"
+                     + (f" and {len(only_theirs) - 1} more" if len(only_theirs) > 1 else ""))
+    return "; ".join(parts) or "same commands in another order"
+
+
+def _short(text: str, width: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def limit_findings(decl: Declarations, config: str) -> list[Finding]:
+    """upload-limit for the worst case, invalid-key for every key and block key."""
+    steps = rendered(decl)
+    blocks = {s.key for s in steps if decl.settings.unselected == "block" and not always_runs(s, decl)}
+    groups = {s.group for s in steps if s.group}
+    commands = sum(s.parallelism or 1 for s in steps)  # Buildkite counts each parallel job
+    total = commands + len(blocks) + len(groups)
+    out = []
+    if total > UPLOAD_LIMIT:
+        out.append(Finding(
+            "upload-limit", "error", Location(config),
+            f"the worst case renders {total} jobs ({commands} command jobs, {len(blocks)} blocks, {len(groups)} "
+            f"groups), more than the {UPLOAD_LIMIT} one 'buildkite-agent pipeline upload' accepts",
+            "set 'unselected: skip' (no block steps), lower 'parallelism', or split the steps over several uploads"))
+    for step in steps:
+        key = step.key
+        problem = key_problem(key)
+        if not problem and key in blocks:
+            key = BLOCK_PREFIX + key
+            problem = key_problem(key)
+        if problem:
+            out.append(Finding("invalid-key", "error", step.location, f"key '{key}' {problem}",
+                               "set an explicit 'key:' of letters, digits and - _ : . , (at most "
+                               f"{KEY_MAX - len(BLOCK_PREFIX)} characters, so that its block key fits too)", step.key))
+    return out
+
+
+def key_problem(key: str) -> str:
+    """Why Buildkite rejects a key; "" when it accepts it."""
+    if len(key) > KEY_MAX:
+        return f"is {len(key)} characters long (Buildkite's limit is {KEY_MAX})"
+    if not KEY_PATTERN.match(key):
+        bad = sorted({c for c in key if not KEY_PATTERN.match(c)})
+        return f"contains characters Buildkite rejects ({' '.join(repr(c) for c in bad)})"
+    if UUID_LIKE.match(key):
+        return "looks like a UUID, which Buildkite reserves for step ids"
+    return ""

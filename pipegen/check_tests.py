@@ -1,0 +1,155 @@
+"""Do a step's tests exist, does a change to them select the step, and are their imports covered? Pure.
+
+The test paths come from the step's commands (commands_extract.py). A
+test whose change does not select its own step, or a repository file the
+test imports that no entry covers, is a silent skip waiting to happen:
+the change breaks the test and CI never runs it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from pipegen.check_entries import always_runs, nearest
+from pipegen.commands_extract import TestRef, extract
+from pipegen.fileindex import FileIndex, bits
+from pipegen.findings import Finding
+from pipegen.imports import ImportGraph
+from pipegen.matching import explain, split
+from pipegen.model import Declarations, Step
+
+
+@dataclass
+class StepTests:
+    """One step's test files, resolved against the tracked files."""
+
+    step: Step
+    refs: list[TestRef]
+    files: dict[str, TestRef] = field(default_factory=dict)  # test file -> the ref that names it
+    findings: list[Finding] = field(default_factory=list)
+
+
+def is_test_file(path: str) -> bool:
+    name = posixpath.basename(path)
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def resolve_tests(decl: Declarations, step: Step, index: FileIndex) -> StepTests:
+    """The step's test refs, test-missing and workdir-unmapped findings, and the test files named."""
+    refs, unplaced = extract(step.commands, step.working_dir, decl.settings.docker_workdir)
+    found = StepTests(step, refs)
+    if unplaced:
+        found.findings.append(Finding(
+            "workdir-unmapped", "warning", step.location,
+            f"step '{step.key}' runs in '{step.working_dir}', which maps to no repository folder: "
+            f"cannot check {', '.join(dict.fromkeys(unplaced))}",
+            "map the docker path to the repository with 'docker_workdir' (pipegen.yaml)", step.key))
+    for ref in refs:
+        if ref.path in index.bit:
+            found.files.setdefault(ref.path, ref)
+        elif index.is_dir(ref.path):
+            ignored = 0
+            for path in ref.ignored:
+                ignored |= index.matches(path)
+            for path in index.files(index.prefix(ref.path + "/") & ~ignored):
+                if is_test_file(path):
+                    found.files.setdefault(path, ref)
+        elif ref.surely_path:
+            near = nearest(ref.path, index)
+            found.findings.append(Finding(
+                "test-missing", "error", step.location,
+                f"step '{step.key}' runs '{ref.written}' (command {ref.command + 1}), but {ref.path} is not in "
+                "the repository", f"did you mean {' or '.join(repr(n) for n in near)}?" if near else
+                "fix the path, or remove the command", step.key))
+    return found
+
+
+def checks_selection(step: Step, decl: Declarations) -> bool:
+    """Whether changes decide this step at all: optional and always-run steps do not wait for them."""
+    return not step.optional and not always_runs(step, decl)
+
+
+def selection_findings(tests: StepTests, decl: Declarations, cover: int, index: FileIndex) -> list[Finding]:
+    """test-not-selecting per test file (one per named folder), or no-dependencies for the step."""
+    step = tests.step
+    if not tests.files or not checks_selection(step, decl):
+        return []
+    if not split(step.dependencies)[0] and decl.settings.no_dependencies == "block":
+        return [Finding("no-dependencies", "warning", step.location,
+                        f"step '{step.key}' runs {len(tests.files)} test file(s) but has no source_file_dependencies: "
+                        "no change selects it, it waits to be unblocked", "add the folders it tests to "
+                        "source_file_dependencies, or mark it 'optional: true' if it is manual", step.key)]
+    by_ref: dict[TestRef, list[str]] = {}
+    for path, ref in tests.files.items():
+        if not cover >> index.bit[path] & 1:
+            by_ref.setdefault(ref, []).append(path)
+    return [_not_selecting(step, ref, paths) for ref, paths in by_ref.items()]
+
+
+def _not_selecting(step: Step, ref: TestRef, paths: list[str]) -> Finding:
+    first = paths[0]
+    _hit, dropped = explain(step.dependencies, first, step.dependency_kind)
+    if dropped:
+        fix = f"the exclusion '!{dropped}' drops it: narrow or remove the exclusion"
+    else:
+        fix = f"add '{ref.path}{'/' if ref.path != first else ''}' to its source_file_dependencies"
+    what = first if len(paths) == 1 else f"{first} (and {len(paths) - 1} more test file(s) in {ref.path}/)"
+    return Finding("test-not-selecting", "error", step.location,
+                   f"a change to {what} would not run step '{step.key}', which runs it (command {ref.command + 1})",
+                   fix, step.key)
+
+
+def import_findings(steps: Sequence[StepTests], decl: Declarations, covers: Mapping[str, int], run_all: int,
+                    index: FileIndex, graph: ImportGraph) -> list[Finding]:
+    """import-not-covered: repository files a step's tests import that no entry of the step covers."""
+    checked = [t for t in steps if t.files and checks_selection(t.step, decl) and split(t.step.dependencies)[0]]
+    starts = {path: _with_conftests(path, index) for t in checked for path in t.files if path.endswith(".py")}
+    closure = graph.closures([p for group in starts.values() for p in group], index.bit)
+    out: list[Finding] = []
+    for tests in checked:
+        own = index.mask(tests.files)
+        roots = [p for p in tests.files if p in starts]
+        masks = {p: _union(closure, starts[p]) for p in roots}
+        reach = 0
+        for mask in masks.values():
+            reach |= mask
+        missing = reach & ~(covers[tests.step.key] | run_all | own)
+        for bit in bits(missing):
+            target = index.paths[bit]
+            root = next(p for p in roots if masks[p] >> bit & 1)
+            out.append(_not_covered(tests.step, target, graph.chain(starts[root], target)))
+    return out
+
+
+def _with_conftests(path: str, index: FileIndex) -> list[str]:
+    """A test file and the conftest.py files pytest loads for it (its folder and every one above)."""
+    out = [path]
+    folder = posixpath.dirname(path)
+    while True:
+        conftest = posixpath.join(folder, "conftest.py") if folder else "conftest.py"
+        if conftest in index.bit and conftest != path:
+            out.append(conftest)
+        if not folder:
+            return out
+        folder = posixpath.dirname(folder)
+
+
+def _union(closure: Mapping[str, int], paths: Sequence[str]) -> int:
+    mask = 0
+    for path in paths:
+        mask |= closure.get(path, 0)
+    return mask
+
+
+def _not_covered(step: Step, target: str, chain: list[str]) -> Finding:
+    if len(chain) == 1:
+        how = "pytest loads this conftest.py for its tests"
+    else:
+        how = "imported via " + " -> ".join(chain[:-1])
+    folder = posixpath.dirname(target)
+    return Finding("import-not-covered", "warning", step.location,
+                   f"a change to {target} would not run step '{step.key}' ({how})",
+                   f"add '{folder + '/' if folder else target}' or '{target}' to its source_file_dependencies",
+                   step.key)

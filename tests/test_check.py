@@ -1,0 +1,332 @@
+"""`pipegen check` on real git repositories made in tmp_path, through the real CLI.
+
+Every finding code has a case that fires and, where a false alarm is
+plausible, a case that must not (a folder entry, a standard-library
+import, a relative import that resolves).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pipegen.cli import cli
+
+IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.com"}
+CONFIG = "steps: [.buildkite/steps.yaml]\n"
+SOURCES = {
+    "mypkg/__init__.py": "",
+    "mypkg/core.py": "import os\nimport json\nimport numpy\nfrom . import util\n",
+    "mypkg/util.py": "from collections import OrderedDict\n",
+    "mypkg/extra.py": "",
+    "tests/__init__.py": "",
+    "tests/helpers.py": "import mypkg.core\n",
+    "tests/test_core.py": "import pytest\nfrom mypkg import core\nfrom .helpers import x\n",
+    "tests/test_config.py": "",
+    "docs/index.md": "",
+}
+CLEAN_STEP = """\
+- label: Core
+  key: core
+  commands: ["pytest -v tests/test_core.py::test_one -k 'not slow'"]
+  source_file_dependencies: [mypkg, tests/]
+"""
+
+
+def git(cwd, *args):
+    subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **IDENTITY}, check=True, capture_output=True)
+
+
+def make_repo(tmp_path: Path, steps: str, files: dict[str, str] | None = None, config: str = CONFIG,
+              steps_file: str = ".buildkite/steps.yaml", config_file: str = ".buildkite/pipegen.yaml") -> Path:
+    root = tmp_path / "repo"
+    for name, text in {**SOURCES, **(files or {}), config_file: config, steps_file: "steps:\n" + steps}.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+def check(root: Path, *args: str) -> tuple[int, dict]:
+    result = CliRunner().invoke(cli, ["check", "--root", str(root), "--format", "json", *args],
+                                env={"PIPEGEN_CONFIG": None, "GIT_DIR": None})
+    assert result.exit_code in (0, 1, 2), result.output
+    return result.exit_code, json.loads(result.output)
+
+
+def codes(report: dict) -> list[str]:
+    return [f["code"] for f in report["findings"]]
+
+
+def only(report: dict, code: str) -> dict:
+    found = [f for f in report["findings"] if f["code"] == code]
+    assert len(found) == 1, report["findings"]
+    return found[0]
+
+
+def test_a_clean_repository_passes(tmp_path):
+    exit_code, report = check(make_repo(tmp_path, CLEAN_STEP))
+    assert (exit_code, report["findings"]) == (0, [])
+
+
+# --------------------------------------------------------------------------- entries
+
+
+def test_stale_entry_suggests_the_nearest_real_path(tmp_path):
+    root = make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg, tests/, mypkg/utils.py]"))
+    exit_code, report = check(root)
+    finding = only(report, "stale-entry")
+    assert exit_code == 1
+    assert (finding["file"], finding["line"], finding["severity"]) == (".buildkite/steps.yaml", 5, "error")
+    assert "'mypkg/util.py'" in finding["fix"]
+
+
+def test_an_entry_that_only_matched_as_a_raw_prefix(tmp_path):
+    root = make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg, tests/, tests/test_config]"))
+    finding = only(check(root)[1], "raw-prefix-only")
+    assert "old raw-prefix rule" in finding["message"]
+    assert finding["fix"] == "write 'tests/test_config.py'"
+
+
+@pytest.mark.parametrize("entries", ["[mypkg, tests]", "[mypkg/, tests/]", "['mypkg/**/*.py', 'tests/*.py']"])
+def test_entries_that_match_a_folder_or_glob_are_not_stale(tmp_path, entries):
+    exit_code, report = check(make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", entries)))
+    assert (exit_code, codes(report)) == (0, [])
+
+
+def test_exclusion_that_excludes_nothing(tmp_path):
+    deps = "[mypkg, tests/, '!mypkg/extra.py', '!mypkg/gone.py', '!docs/index.md']"
+    report = check(make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", deps)))[1]
+    unused = [f for f in report["findings"] if f["code"] == "exclusion-unused"]
+    assert [f["severity"] for f in unused] == ["warning", "warning"]
+    assert "'!mypkg/gone.py'" in unused[0]["message"] and "matches no tracked file" in unused[0]["message"]
+    assert "'!docs/index.md'" in unused[1]["message"] and "excludes nothing" in unused[1]["message"]
+    assert check(make_repo(tmp_path / "b", CLEAN_STEP))[0] == 0
+
+
+def test_stale_run_all_pattern(tmp_path):
+    root = make_repo(tmp_path, CLEAN_STEP, config=CONFIG + "run_all: [setup.py, mypkg/core.py]\n"
+                                                           "run_all_exclude: [mypkg/none.py]\n")
+    exit_code, report = check(root)
+    assert exit_code == 1
+    assert only(report, "stale-run-all")["line"] == 2
+    assert "mypkg/none.py" in only(report, "exclusion-unused")["message"]
+
+
+# --------------------------------------------------------------------------- tests named by commands
+
+
+def test_missing_test_file(tmp_path):
+    step = CLEAN_STEP.replace('"]', '", "pytest tests/test_gone.py --maxfail 3 --models llama"]')
+    root = make_repo(tmp_path, step)
+    finding = only(check(root)[1], "test-missing")
+    assert "tests/test_gone.py" in finding["message"] and "command 2" in finding["message"]
+
+
+def test_a_test_whose_change_does_not_select_its_step(tmp_path):
+    root = make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg, tests/helpers.py, tests/__init__.py]"))
+    exit_code, report = check(root)
+    finding = only(report, "test-not-selecting")
+    assert exit_code == 1
+    assert "a change to tests/test_core.py would not run step 'core'" in finding["message"]
+    assert finding["fix"] == "add 'tests/test_core.py' to its source_file_dependencies"
+
+
+def test_an_exclusion_that_drops_the_test_is_named(tmp_path):
+    root = make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg, tests/, '!tests/test_*.py']"))
+    assert "'!tests/test_*.py' drops it" in only(check(root)[1], "test-not-selecting")["fix"]
+
+
+def test_a_folder_of_tests_honours_ignore(tmp_path):
+    step = """\
+- label: Folder
+  key: folder
+  working_dir: /work/tests
+  commands: ["pytest -v . --ignore=test_config.py"]
+  source_file_dependencies: [mypkg, tests/test_core.py, tests/helpers.py, tests/__init__.py]
+"""
+    config = CONFIG + "docker_workdir: {/work: ''}\n"
+    exit_code, report = check(make_repo(tmp_path, step, config=config))
+    assert (exit_code, codes(report)) == (0, [])
+    exit_code, report = check(make_repo(tmp_path / "b", step.replace(" --ignore=test_config.py", ""), config=config))
+    assert "tests/test_config.py" in only(report, "test-not-selecting")["message"]
+
+
+def test_working_dir_without_a_mapping(tmp_path):
+    step = CLEAN_STEP.replace("  commands:", "  working_dir: /somewhere\n  commands:")
+    assert only(check(make_repo(tmp_path, step))[1], "workdir-unmapped")["severity"] == "warning"
+
+
+# --------------------------------------------------------------------------- imports
+
+
+def test_an_uncovered_import_is_a_warning_and_strict_makes_it_an_error(tmp_path):
+    root = make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg/core.py, mypkg/__init__.py, tests/]"))
+    exit_code, report = check(root)
+    finding = only(report, "import-not-covered")
+    assert exit_code == 0 and finding["severity"] == "warning"
+    assert finding["message"] == ("a change to mypkg/util.py would not run step 'core' "
+                                  "(imported via tests/test_core.py -> mypkg/core.py)")
+    exit_code, report = check(root, "--strict")
+    assert exit_code == 1 and only(report, "import-not-covered")["severity"] == "error"
+
+
+def test_stdlib_third_party_and_resolved_relative_imports_do_not_fire(tmp_path):
+    files = {"tests/test_core.py": "import os, sys\nimport numpy as np\nimport torch.distributed\n"
+                                   "from .helpers import x\nfrom . import helpers\n"}
+    exit_code, report = check(make_repo(tmp_path, CLEAN_STEP, files))
+    assert (exit_code, codes(report)) == (0, [])
+
+
+def test_conftest_above_a_test_counts_as_imported(tmp_path):
+    files = {"conftest.py": "from mypkg import extra\n"}
+    report = check(make_repo(tmp_path, CLEAN_STEP, files))[1]
+    finding = only(report, "import-not-covered")
+    assert finding["message"].startswith("a change to conftest.py would not run step 'core' (pytest loads")
+
+
+def test_tracked_files_list_without_contents(tmp_path):
+    root = make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg/core.py, tests/]"))
+    listing = tmp_path / "list.txt"
+    listing.write_text("\n".join([*SOURCES, ".buildkite/pipegen.yaml", ".buildkite/steps.yaml", "tests/test_new.py"]))
+    (root / "tests" / "test_core.py").unlink()  # listed, but not on disk: its imports cannot be followed
+    exit_code, report = check(root, "--tracked-files", str(listing))
+    assert exit_code == 0 and codes(report) == []
+    assert any("not readable here" in note for note in report["notes"])
+    assert any("list.txt, not git" in note for note in report["notes"])
+
+
+# --------------------------------------------------------------------------- hardware, twins, limits
+
+
+def test_a_device_no_family_provides(tmp_path):
+    root = make_repo(tmp_path, CLEAN_STEP + "  device: h100\n")
+    exit_code, report = check(root)
+    assert exit_code == 1 and "'h100'" in only(report, "no-queue")["message"]
+
+
+VLLM_CONFIG = "name: ci\njob_dirs: [.buildkite/test_areas]\nrun_all_patterns: [setup.py]\n"
+VLLM_STEP = """\
+- label: AMD image
+  key: image-build-amd
+  commands: [docker build .]
+- label: Core
+  key: core
+  working_dir: /vllm-workspace/tests
+  num_gpus: 2
+  commands: [pytest -v -s test_core.py]
+  source_file_dependencies: [mypkg/, tests/]
+  mirror:
+    amd:
+      device: mi325_1
+      source_file_dependencies: [mypkg/platforms.py]
+"""
+AMD_FILE = """\
+steps:
+- label: Core
+  agent_pool: mi325_1
+  mirror_hardwares: [amdproduction]
+  commands: [pytest -v -s test_core.py, pytest -v -s test_config.py]
+  source_file_dependencies: [mypkg/, tests/]
+"""
+
+
+def vllm_repo(tmp_path, amd_file=AMD_FILE):
+    files = {"setup.py": "", "mypkg/platforms.py": ""}
+    if amd_file:
+        files[".buildkite/test-amd.yaml"] = amd_file
+    return make_repo(tmp_path, VLLM_STEP, files, config=VLLM_CONFIG, config_file=".buildkite/ci_config.yaml",
+                     steps_file=".buildkite/test_areas/core.yaml")
+
+
+def test_vllm_ignored_field_and_drifted_amd_twin(tmp_path):
+    exit_code, report = check(vllm_repo(tmp_path))
+    assert exit_code == 0
+    assert only(report, "ignored-field")["fix"] == "use 'num_devices'"
+    drift = only(report, "mirror-drift")
+    assert "only mirror.amd: mypkg/platforms.py" in drift["message"]
+    assert "only test-amd.yaml: 'pytest -v -s test_config.py'" in drift["message"]
+    assert (drift["file"], drift["step"]) == (".buildkite/test_areas/core.yaml", "amd-core")
+
+
+def test_twins_that_agree_do_not_drift(tmp_path):
+    agreeing = AMD_FILE.replace(", pytest -v -s test_config.py", "").replace("[mypkg/, tests/]",
+                                                                               "[mypkg/platforms.py, mypkg/, tests/]")
+    assert "mirror-drift" not in codes(check(vllm_repo(tmp_path, agreeing))[1])
+    assert "mirror-drift" not in codes(check(vllm_repo(tmp_path / "b", amd_file=None))[1])
+
+
+def test_worst_case_over_the_upload_limit(tmp_path):
+    steps = "".join(f"- label: S{i}\n  commands: [pytest tests/test_core.py]\n  source_file_dependencies: [mypkg, tests]\n"
+                    for i in range(251))
+    exit_code, report = check(make_repo(tmp_path, steps))
+    assert exit_code == 1
+    assert "502 jobs (251 command jobs, 251 blocks, 0 groups)" in only(report, "upload-limit")["message"]
+    under = check(make_repo(tmp_path / "b", steps, config=CONFIG + "unselected: skip\n"))[1]
+    assert "upload-limit" not in codes(under)
+
+
+@pytest.mark.parametrize("key, problem", [
+    ("bad key!", "contains characters"),
+    ("k" * 96, "is 102 characters long"),
+    ("123e4567-e89b-12d3-a456-426614174000", "looks like a UUID"),
+])
+def test_invalid_keys(tmp_path, key, problem):
+    report = check(make_repo(tmp_path, CLEAN_STEP.replace("key: core", f"key: '{key}'")))[1]
+    assert problem in only(report, "invalid-key")["message"]
+
+
+def test_orphans_are_information(tmp_path):
+    root = make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg/core.py, mypkg/util.py, mypkg/__init__.py, tests/]"))
+    assert "orphan" not in codes(check(root)[1])
+    exit_code, report = check(root, "--orphans")
+    assert exit_code == 0
+    assert [(f["file"], f["severity"]) for f in report["findings"] if f["code"] == "orphan"] == [
+        ("mypkg/extra.py", "info")]
+
+
+# --------------------------------------------------------------------------- input, formats, exit codes
+
+
+def test_unreadable_declarations_exit_2_with_one_finding(tmp_path):
+    root = make_repo(tmp_path, CLEAN_STEP + "  bogus_field: 1\n")
+    exit_code, report = check(root)
+    finding = only(report, "declaration-error")
+    assert exit_code == 2 and "bogus_field" in finding["message"] and finding["line"] == 6
+
+
+def test_usage_errors_exit_2(tmp_path):
+    root = make_repo(tmp_path, CLEAN_STEP)
+    result = CliRunner().invoke(cli, ["check", "--root", str(root), "--tracked-files", str(tmp_path / "nope")])
+    assert result.exit_code == 2 and "cannot read" in result.output
+    result = CliRunner().invoke(cli, ["check", "--root", str(root), "--format", "yaml"])
+    assert result.exit_code == 2
+
+
+def test_text_and_markdown(tmp_path):
+    root = make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg, tests/, tests/test_config]"))
+    text = CliRunner().invoke(cli, ["check", "--root", str(root)])
+    assert text.exit_code == 1
+    assert text.output.startswith(".buildkite/steps.yaml:5:45: error[raw-prefix-only]: entry 'tests/test_config'")
+    assert "    fix: write 'tests/test_config.py'" in text.output
+    assert text.output.rstrip().endswith("1 error, 0 warnings, 0 infos (raw-prefix-only 1)")
+    markdown = CliRunner().invoke(cli, ["check", "--root", str(root), "--format", "markdown"]).output
+    assert "| :x: | `raw-prefix-only` |" in markdown
+
+
+def test_subprocess_in_the_repository(tmp_path):
+    root = make_repo(tmp_path, CLEAN_STEP.replace("tests/test_core.py::", "tests/test_gone.py::"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PIPEGEN_"))}
+    done = subprocess.run([sys.executable, "-m", "pipegen", "check"], cwd=root, env=env, capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    assert "error[test-missing]" in done.stdout and done.stdout.rstrip().endswith("(test-missing 1)")

@@ -1,0 +1,113 @@
+"""Static import closures (imports.py)."""
+
+from __future__ import annotations
+
+from pipegen.imports import ImportGraph, ModuleFiles, parse_imports, resolve
+
+FILES = {
+    "pkg/__init__.py": "from pkg import core\n",
+    "pkg/core.py": "import os\nimport numpy\nfrom . import util\n",
+    "pkg/util.py": "import json\n",
+    "pkg/sub/__init__.py": "",
+    "pkg/sub/deep.py": "from ..core import thing\nfrom .. import util as u\n",
+    "pkg/cycle_a.py": "from pkg import cycle_b\n",
+    "pkg/cycle_b.py": "import pkg.cycle_a\nfrom pkg.util import helper\n",
+    "src/lib/__init__.py": "",
+    "src/lib/impl.py": "",
+    "tests/conftest.py": "pytest_plugins = ['tests.plugin']\n",
+    "tests/plugin.py": "",
+    "tests/unit/helpers.py": "",
+    "tests/unit/test_a.py": "import helpers\nimport lib.impl\nfrom pkg.sub import deep\n",
+    "tests/unit/test_types.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pkg.util\nelse:\n"
+                                "    import pkg.core\n",
+    "broken.py": "def (:\n",
+}
+
+
+def graph(files=FILES, reads=None):
+    def read(path):
+        if reads is not None:
+            reads.append(path)
+        return files.get(path)
+
+    return ImportGraph(ModuleFiles(files), read)
+
+
+def test_parse_imports_in_source_order_including_nested():
+    specs = parse_imports("import a.b, c\nfrom .x import y, z\nfrom .. import w\ndef f():\n    import late\n")
+    assert specs == [("a.b", (), 0), ("c", (), 0), ("x", ("y", "z"), 1), (None, ("w",), 2), ("late", (), 0)]
+    assert parse_imports("def (:") == []
+
+
+def test_type_checking_imports_do_not_count_but_else_does():
+    assert parse_imports(FILES["tests/unit/test_types.py"]) == [("typing", ("TYPE_CHECKING",), 0), ("pkg.core", (), 0)]
+
+
+def test_standard_library_and_third_party_are_ignored():
+    mods = ModuleFiles(FILES)
+    assert resolve(("os", (), 0), "pkg/core.py", mods) == []
+    assert resolve(("numpy", (), 0), "pkg/core.py", mods) == []
+    assert resolve(("json", ("dumps",), 0), "pkg/util.py", mods) == []
+
+
+def test_absolute_import_brings_its_packages():
+    mods = ModuleFiles(FILES)
+    assert resolve(("pkg.sub.deep", (), 0), "x.py", mods) == ["pkg/sub/deep.py", "pkg/sub/__init__.py", "pkg/__init__.py"]
+
+
+def test_from_package_import_module():
+    mods = ModuleFiles(FILES)
+    assert resolve(("pkg", ("util", "not_a_module"), 0), "x.py", mods) == ["pkg/__init__.py", "pkg/util.py",
+                                                                            "pkg/__init__.py"]
+
+
+def test_relative_imports_resolve():
+    mods = ModuleFiles(FILES)
+    assert resolve(("core", ("thing",), 2), "pkg/sub/deep.py", mods) == ["pkg/core.py", "pkg/__init__.py"]
+    assert resolve((None, ("util",), 2), "pkg/sub/deep.py", mods) == ["pkg/__init__.py", "pkg/util.py",
+                                                                      "pkg/__init__.py"]
+
+
+def test_src_layout_and_pytest_base_dir():
+    mods = ModuleFiles(FILES)
+    assert resolve(("lib.impl", (), 0), "tests/unit/test_a.py", mods) == ["src/lib/impl.py", "src/lib/__init__.py"]
+    # tests/unit has no __init__.py: pytest puts it on sys.path, so `import helpers` is the sibling.
+    assert resolve(("helpers", (), 0), "tests/unit/test_a.py", mods) == ["tests/unit/helpers.py"]
+
+
+def test_attribute_import_falls_back_to_the_enclosing_module():
+    mods = ModuleFiles(FILES)
+    assert resolve(("pkg.util.helper", (), 0), "x.py", mods) == ["pkg/util.py", "pkg/__init__.py"]
+
+
+def test_closure_follows_cycles_and_reads_each_file_once():
+    reads = []
+    g = graph(reads=reads)
+    roots = ["tests/unit/test_a.py", "pkg/cycle_a.py", "tests/conftest.py"]
+    bit = {p: i for i, p in enumerate(sorted(FILES))}
+    closure = g.closures(roots, bit)
+
+    def files(mask):
+        return {p for p, i in bit.items() if mask >> i & 1}
+
+    assert files(closure["tests/unit/test_a.py"]) == {
+        "tests/unit/test_a.py", "tests/unit/helpers.py", "src/lib/impl.py", "src/lib/__init__.py",
+        "pkg/sub/deep.py", "pkg/sub/__init__.py", "pkg/__init__.py", "pkg/core.py", "pkg/util.py"}
+    assert files(closure["pkg/cycle_a.py"]) == files(closure["pkg/cycle_b.py"]) == {
+        "pkg/cycle_a.py", "pkg/cycle_b.py", "pkg/__init__.py", "pkg/core.py", "pkg/util.py"}
+    assert files(closure["tests/conftest.py"]) == {"tests/conftest.py", "tests/plugin.py"}
+    assert len(reads) == len(set(reads))
+
+
+def test_untracked_or_unreadable_files_are_not_followed():
+    g = graph({"a.py": "import b\n", "b.py": None})
+    assert g.imports("a.py") == ("b.py",)
+    assert g.imports("b.py") == ()
+    assert g.unreadable == {"b.py"}
+
+
+def test_chain_names_the_import_path():
+    g = graph()
+    g.closures(["tests/unit/test_a.py"], {})
+    assert g.chain(["tests/unit/test_a.py"], "pkg/util.py") == ["tests/unit/test_a.py", "pkg/sub/deep.py", "pkg/util.py"]
+    assert g.chain(["tests/unit/test_a.py"], "tests/plugin.py") == []
