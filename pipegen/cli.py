@@ -211,47 +211,6 @@ def check(config: str | None, root: str, tracked_files: str | None, amd_file: st
     return EXIT_FINDINGS if report.count("error") else 0
 
 
-@cli.command()
-@click.option("--config", "config", metavar="PATH", help="CI config (default: $PIPEGEN_CONFIG, "
-              ".buildkite/pipegen.yaml, then .buildkite/ci_config.yaml).")
-@click.option("--root", default=".", metavar="DIR", show_default=True, help="Repository root.")
-@click.option("--tracked-files", metavar="FILE", help="Check against the paths listed in FILE ('-' = stdin) "
-              "instead of 'git ls-files' (imports are followed only where the files are on disk).")
-@click.option("--amd-file", metavar="PATH", help="Compare mirror.amd steps with this legacy AMD file (default: "
-              "test-amd.yaml next to a vLLM ci_config.yaml, when there is one).")
-@click.option("--strict", "strict_mode", is_flag=True, help="Warnings are errors (e.g. uncovered imports).")
-@click.option("--orphans", is_flag=True, help="Also list tracked source files no step depends on (information).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
-@_guard
-def check(config: str | None, root: str, tracked_files: str | None, amd_file: str | None, strict_mode: bool,
-          orphans: bool, fmt: str) -> int:
-    """Find what would let a test be skipped silently: stale dependencies, tests that do not
-    select their step, uncovered imports, unknown hardware, drifted AMD twins, upload limits.
-
-    Exit 0 when clean (warnings allowed), 1 when there are errors, 2 when the
-    declarations cannot be read.
-
-    \b
-    Example:
-      pipegen check --strict
-      pipegen check --tracked-files tracked-files.txt --format json
-    """
-    import os
-
-    from pipegen.check import check_repository, declaration_error
-    from pipegen.errors import EXIT_FINDINGS, DeclarationError
-    from pipegen.findings import render
-
-    try:
-        report = check_repository(root, config, tracked_files=tracked_files, amd_file=amd_file, environ=os.environ,
-                                  orphans=orphans, strict_mode=strict_mode)
-    except DeclarationError as exc:
-        click.echo(render(declaration_error(exc), fmt), nl=False)
-        return EXIT_USAGE
-    click.echo(render(report, fmt), nl=False)
-    return EXIT_FINDINGS if report.count("error") else 0
-
-
 def main() -> None:
     try:
         cli(prog_name="pipegen")
