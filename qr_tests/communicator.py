@@ -7,6 +7,7 @@ guarded and injectable (`Platform`), so the ROCm policy is tested on any machine
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import socket
@@ -209,10 +210,13 @@ class QuickAllReduce:
                              "not an NCCL one")
         self.world_size = dist.get_world_size(self.group)
         self.rank = dist.get_rank(self.group)
-        peers = [None] * self.world_size
-        dist.all_gather_object(peers, (platform.hostname, platform.physical_device_id),
-                               group=self.group)
-        if len({host for host, _ in peers}) > 1:
+        # (host hash, physical device id) as a CPU tensor: object collectives need numpy
+        host = int.from_bytes(hashlib.sha256(platform.hostname.encode()).digest()[:7], "little")
+        mine = torch.tensor([host, platform.physical_device_id], dtype=torch.int64)
+        peers = [torch.empty_like(mine) for _ in range(self.world_size)]
+        dist.all_gather(peers, mine, group=self.group)
+        self.physical_device_ids = [int(p[1]) for p in peers]
+        if len({int(p[0]) for p in peers}) > 1:
             return "the group spans nodes"
         if self.world_size not in SUPPORTED_WORLD_SIZES:
             return f"world size {self.world_size} not in {SUPPORTED_WORLD_SIZES}"

@@ -42,7 +42,7 @@ def test_error_within_per_block_bound(case_seed):
 @pytest.mark.parametrize("level", list(Level))
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_deterministic_and_shape_preserving(level, dtype, case_seed):
-    x = make_input("heavy", 3 * 1000 + 7, dtype, case_seed).view(3, -1)
+    x = make_input("heavy", 3 * 1001, dtype, case_seed).view(3, -1)
     a, b = REFERENCE.encode(x, level), REFERENCE.encode(x.clone(), level)
     assert torch.equal(a, b)
     q = REFERENCE.roundtrip(x, level)
@@ -171,9 +171,7 @@ def collective_cases(world: int):
     for i, (level, (dtype, cast)) in enumerate((lv, c) for lv in Level for c in combos):
         kind, n = KINDS[i % len(KINDS)], lengths[(i + world) % len(lengths)]
         cases.append((level, dtype, cast, kind, n, seed_for("collective", world, i)))
-    # one message at fp16's W=2 minimum size (1 MB)
-    cases.append((Level.INT4, torch.float16, True, "normal", 1 << 19, seed_for("1mb", world)))
-    return cases
+    return cases  # messages at the table's minimum sizes: test_rocm_quick_reduce
 
 
 def case_inputs(case, world):

@@ -1,0 +1,188 @@
+"""Measurements for qr_tests/README.md (a script, not a test).
+
+  python qr_tests/bench_quick_reduce.py --table            # rel. L2 error, CPU
+  python qr_tests/bench_quick_reduce.py --digest [--out D] # codec + 1-process run digests
+  python qr_tests/bench_quick_reduce.py --throughput       # codec vs copy, needs CUDA
+
+--digest hashes the wire bytes and decoded bits of fixed-seed inputs on the CPU and,
+where present, on CUDA (codec, and a one-process two-shot run over the default
+process group), so digests from different machines can be compared too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import hashlib
+import json
+import os
+import statistics
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from qr_tests.checks import KINDS, bits_of, make_input  # noqa: E402
+from qr_tests.harness import run_ranks  # noqa: E402
+from qr_tests.quick_reduce import (REFERENCE, Level, simulate_all_reduce,  # noqa: E402
+                                   two_shot_all_reduce)
+
+SPEC = {Level.FP: "2e-4", Level.INT8: "7.5e-3", Level.INT6: "3e-2", Level.INT4: "1.2e-1"}
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def relative_error_table(n: int = 1 << 20, seed: int = 0) -> str:
+    cols = [("fp16", torch.float16, True), ("bf16 (cast)", torch.bfloat16, True),
+            ("bf16 (no cast)", torch.bfloat16, False)]
+    head = ["level", "spec"] + [f"{name} W={w}" for name, _, _ in cols for w in (2, 4)]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for level in Level:
+        cells = [level.name, SPEC[level]]
+        for _, dtype, cast in cols:
+            for world in (2, 4):
+                xs = [make_input("normal", n, dtype, seed + r) for r in range(world)]
+                exact = sum(x.double() for x in xs)
+                got = simulate_all_reduce(xs, level, cast).double()
+                cells.append(f"{float((got - exact).norm() / exact.norm()):.2e}")
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def _digest(*tensors) -> str:
+    h = hashlib.sha256()
+    for t in tensors:
+        t = t.cpu().contiguous()  # raw bytes without numpy (absent on some venvs)
+        h.update(ctypes.string_at(t.data_ptr(), t.numel() * t.element_size()))
+    return h.hexdigest()[:16]
+
+
+def codec_digests(device: str, n: int = 100_003) -> dict:
+    out = {}
+    for dname, dtype in DTYPES.items():
+        for level in Level:
+            for j, kind in enumerate(KINDS):
+                x = make_input(kind, n, dtype, 1000 + j).to(device)
+                wire = REFERENCE.encode(x, level)
+                back = REFERENCE.decode(wire, level, dtype, n)
+                out[f"codec {level.name} {dname} {kind}"] = _digest(wire, bits_of(back))
+    return out
+
+
+ALL_REDUCE_CASES = [(level, dname, cast) for level in Level
+                    for dname, cast in (("fp16", True), ("bf16", True), ("bf16", False))]
+
+
+def _all_reduce_input(dname, world, rank):
+    return make_input("heavy", 70_001, DTYPES[dname], 2000 + rank, limit=65504 / world)
+
+
+def one_process_worker(ctx):
+    ctx.init_process_group()
+    import torch.distributed as dist  # noqa: PLC0415
+    res = {"backend": str(dist.get_backend())}
+    for level, dname, cast in ALL_REDUCE_CASES:
+        x = _all_reduce_input(dname, 1, 0).to(ctx.device)
+        y = two_shot_all_reduce(x, level, cast_bf16_to_fp16=cast)
+        res[f"all-reduce W=1 {level.name} {dname} cast={cast}"] = _digest(bits_of(y))
+    return res
+
+
+def all_reduce_digests_cpu() -> dict:
+    return {f"all-reduce W=1 {level.name} {dname} cast={cast}": _digest(bits_of(
+        simulate_all_reduce([_all_reduce_input(dname, 1, 0)], level, cast)))
+        for level, dname, cast in ALL_REDUCE_CASES}
+
+
+def digests(out_dir: str | None) -> bool:
+    result = {"torch": torch.__version__, "cpu": {**codec_digests("cpu"), **all_reduce_digests_cpu()}}
+    if torch.cuda.is_available():
+        result["device"] = torch.cuda.get_device_name()
+        gpu = codec_digests("cuda")
+        ranks = run_ranks(one_process_worker, 1, gpus=[0], timeout=300)
+        result["backend"] = ranks[0].pop("backend")
+        result["cuda"] = {**gpu, **ranks[0]}
+    same = "cuda" not in result or result["cuda"] == result["cpu"]
+    print(f"{len(result['cpu'])} digests; CUDA present: {'cuda' in result}; identical: {same}")
+    if out_dir:
+        with open(os.path.join(out_dir, "digests.json"), "w") as f:
+            json.dump(result, f, indent=1, sort_keys=True)
+    return same
+
+
+def _time(fn, inputs, reps: int) -> float:
+    """Median microseconds of fn(x) over reps runs, rotating through inputs."""
+    for x in inputs[:3]:
+        fn(x)
+    times = []
+    for i in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        x = inputs[i % len(inputs)]
+        start.record()
+        fn(x)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1000)
+    return statistics.median(times)
+
+
+def _graph_time(fn, x, reps: int) -> float:
+    """Median microseconds of one replay of fn(x) captured as a CUDA graph."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            fn(x)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn(x)
+    return _time(lambda _: graph.replay(), [x], reps)
+
+
+def throughput(reps: int = 100) -> str:
+    rows = ["| size | copy us (GB/s) | level | Q(x) eager us (GB/s) | x copy | Q(x) graph us |",
+            "|---|---|---|---|---|---|"]
+    for mb in (1, 8, 64):
+        n = mb * (1 << 20) // 2
+        count = max(2, 512 // mb)  # rotate through >= 512 MB: past the 60 MB L2
+        inputs = [torch.randn(n, device="cuda").half() for _ in range(min(count, 8))]
+        outs = [torch.empty_like(x) for x in inputs]
+        copy_us = _time(lambda x: outs[0].copy_(x), inputs, reps)
+        gbs = lambda us: mb * (1 << 20) / us / 1e3  # noqa: E731
+        for level in Level:
+            def q(x, level=level):
+                return REFERENCE.roundtrip(x, level)
+            q_us = _time(q, inputs, reps)
+            try:
+                graph = f"{_graph_time(q, inputs[0], reps):.1f}"
+            except RuntimeError as e:  # keep the eager numbers if capture fails
+                graph = f"n/a ({type(e).__name__})"
+            rows.append(f"| {mb} MB | {copy_us:.1f} ({gbs(copy_us):.0f}) | {level.name} | "
+                        f"{q_us:.1f} ({gbs(q_us):.0f}) | {q_us / copy_us:.1f} | {graph} |")
+            print(rows[-1], flush=True)
+        del inputs, outs
+        torch.cuda.empty_cache()
+    return "\n".join(rows)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--table", action="store_true")
+    ap.add_argument("--digest", action="store_true")
+    ap.add_argument("--throughput", action="store_true")
+    ap.add_argument("--out", help="folder for digests.json")
+    a = ap.parse_args()
+    ok = True
+    if a.table:
+        print(relative_error_table())
+    if a.digest:
+        ok = digests(a.out)
+    if a.throughput:
+        print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")
+        print(throughput())
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,263 @@
+"""Environment parsing, the enable policy, and the ROCm-only end-to-end checks."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+import pytest
+import torch
+import torch.distributed as dist
+
+from qr_tests.checks import all_reduce_bound, assert_within, bits_of, make_input
+from qr_tests.communicator import (DEFAULT_MAX_SIZE, ENV_CAST, ENV_MAX, ENV_MIN,
+                                   ENV_QUANTIZATION, MB, MIN_SIZE_MB, Platform, Policy,
+                                   QuickAllReduce, QuickReduceConfig,
+                                   accelerated_quick_all_reduce, detect_platform, min_size_for)
+from qr_tests.conftest import seed_for
+from qr_tests.harness import run_ranks
+from qr_tests.quick_reduce import Level, simulate_all_reduce
+
+MI300 = Platform(is_rocm=True, arch="gfx942:sramecc+:xnack-", kernels_available=True,
+                 fully_connected=True, hostname="node0")
+COMBOS = ((torch.float16, True), (torch.bfloat16, True), (torch.bfloat16, False))
+
+
+# -- environment ----------------------------------------------------------------------
+def test_env_defaults():
+    assert QuickReduceConfig.from_env({}) == QuickReduceConfig(None, True, DEFAULT_MAX_SIZE, None)
+
+
+@pytest.mark.parametrize("value", ["FP", "INT8", "INT6", "INT4"])
+def test_env_quantization_levels(value):
+    assert QuickReduceConfig.from_env({ENV_QUANTIZATION: value}).level is Level[value]
+
+
+@pytest.mark.parametrize("value", ["int4", "INT5", "INT3", "", " FP", "none"])
+def test_env_quantization_invalid(value):
+    with pytest.raises(ValueError, match=f"Invalid value '{value}' for {ENV_QUANTIZATION}"):
+        QuickReduceConfig.from_env({ENV_QUANTIZATION: value})
+
+
+@pytest.mark.parametrize("value,cast", [("true", True), ("TRUE", True), ("1", True),
+                                        ("True", True), ("0", False), ("false", False),
+                                        ("yes", False), ("", False), ("2", False)])
+def test_env_cast(value, cast):
+    assert QuickReduceConfig.from_env({ENV_CAST: value}).cast_bf16_to_fp16 is cast
+
+
+def test_env_sizes():
+    cfg = QuickReduceConfig.from_env({ENV_MAX: "512", ENV_MIN: "3"})
+    assert (cfg.max_size, cfg.min_size) == (512 * MB, 3 * MB)
+    assert QuickReduceConfig.from_env({ENV_MIN: "0"}).min_size == 0
+    assert QuickReduceConfig.from_env({ENV_MAX: "8", ENV_MIN: "8"}).min_size == 8 * MB
+
+
+@pytest.mark.parametrize("env,match", [
+    ({ENV_MAX: "1.5"}, f"Invalid value '1.5' for {ENV_MAX}"),
+    ({ENV_MAX: "lots"}, f"Invalid value 'lots' for {ENV_MAX}"),
+    ({ENV_MIN: "2.0"}, f"Invalid value '2.0' for {ENV_MIN}"),
+    ({ENV_MIN: "-1"}, "must be non-negative"),
+    ({ENV_MIN: "2049"}, r"must be <= the max size \(2048 MB\)"),
+    ({ENV_MAX: "4", ENV_MIN: "5"}, r"must be <= the max size \(4 MB\)"),
+])
+def test_env_size_errors(env, match):
+    with pytest.raises(ValueError, match=match):
+        QuickReduceConfig.from_env(env)
+
+
+# -- policy ---------------------------------------------------------------------------
+def meta(nbytes: int, dtype=torch.float16) -> torch.Tensor:
+    """A tensor of nbytes with no memory behind it."""
+    assert nbytes % 2 == 0
+    return torch.empty(nbytes // 2, dtype=dtype, device="meta")
+
+
+@pytest.mark.parametrize("key", sorted(MIN_SIZE_MB, key=str))
+@pytest.mark.parametrize("level", list(Level))
+@pytest.mark.parametrize("cast", [True, False])
+def test_min_size_thresholds(key, level, cast):
+    dtype, world = key
+    policy = Policy(world, level, cast)
+    row = torch.float16 if cast else dtype
+    lo = MIN_SIZE_MB[(row, world)][level.value] * MB
+    assert min_size_for(dtype, world, level, cast) == lo
+    assert not policy.accepts(meta(lo - 16, dtype))
+    assert policy.accepts(meta(lo, dtype))
+    assert policy.accepts(meta(DEFAULT_MAX_SIZE, dtype))
+    assert not policy.accepts(meta(DEFAULT_MAX_SIZE + 16, dtype))
+
+
+def test_policy_shape_and_dtype_rules():
+    policy = Policy(2, Level.INT4, True, max_size=64 * MB)
+    assert policy.accepts(meta(4 * MB))
+    assert not policy.accepts(torch.empty(MB, dtype=torch.float32, device="meta"))
+    odd = torch.empty(2 * MB + 1, dtype=torch.float16, device="meta")
+    assert not policy.accepts(odd)  # 4 MB + 2 bytes: not a multiple of 16
+    assert not policy.accepts(meta(64 * MB + 16))
+    square = torch.empty(2048, 2048, dtype=torch.float16, device="meta")
+    # weakly contiguous (the elements fill the storage's tail, in any order) is enough
+    # for an element-wise sum; a view with gaps is not
+    assert policy.accepts(square.t()) and policy.accepts(square[1024:].t())
+    assert not policy.accepts(square[:, :1024]) and not policy.accepts(square[:1024].t())
+    override = Policy(2, Level.INT4, True, min_size=0)
+    assert override.accepts(meta(16)) and not override.accepts(meta(8))
+
+
+@pytest.mark.parametrize("platform,reason", [
+    (Platform(), "needs ROCm"),
+    (replace(MI300, is_rocm=False), "needs ROCm"),
+    (replace(MI300, arch="gfx90a:sramecc+:xnack-"), "arch='gfx90a"),
+    (replace(MI300, arch="gfx1100"), "arch='gfx1100'"),
+    (replace(MI300, kernels_available=False), "kernels are not available"),
+])
+def test_platform_gates(platform, reason):
+    # these checks come first, before any env parsing: a bad value is not read
+    comm = QuickAllReduce(None, "cpu", platform=platform, environ={ENV_QUANTIZATION: "bad"})
+    assert comm.disabled and reason in comm.disabled_reason
+    assert not comm.should_quick_allreduce(meta(4 * MB))
+
+
+def test_real_detection_here_is_guarded():
+    platform = detect_platform()
+    if platform.arch_supported and platform.kernels_available:
+        pytest.skip("a quick-reduce capable ROCm agent: the end-to-end tests cover it")
+    comm = QuickAllReduce(None, "cpu")
+    assert comm.disabled and comm.disabled_reason
+
+
+# -- the communicator on CPU ranks, with the platform injected ---------------------------
+def communicator_worker(ctx, seed):
+    ctx.init_process_group()
+    group, world, rank = ctx.cpu_group(), ctx.world_size, ctx.rank
+    report = {}
+
+    def reason(quant=None, platform=MI300, model_dtype=None):
+        env = {} if quant is None else {ENV_QUANTIZATION: quant}
+        return QuickAllReduce(group, "cpu", platform=platform, environ=env,
+                              model_dtype=model_dtype).disabled_reason
+
+    report["mesh"] = reason("INT4", replace(MI300, fully_connected=False))
+    report["nodes"] = reason("FP", replace(MI300, hostname=f"node{rank}"))
+    report["none"] = reason()
+    report["fp32"] = reason("INT8", model_dtype=torch.float32)
+    try:
+        reason("int4")
+    except ValueError as e:
+        report["invalid"] = str(e)
+    if world == 4:
+        sub = dist.new_group([0, 1, 2], backend="gloo")
+        if rank < 3:
+            report["world3"] = QuickAllReduce(sub, "cpu", platform=MI300,
+                                              environ={ENV_QUANTIZATION: "INT4"}).disabled_reason
+    outs = []
+    for i, (level, (dtype, cast)) in enumerate((lv, c) for lv in Level for c in COMBOS):
+        env = {ENV_QUANTIZATION: level.name, ENV_CAST: str(int(cast)), ENV_MIN: "0"}
+        comm = QuickAllReduce(group, "cpu", platform=MI300, environ=env)
+        assert not comm.disabled and comm.use_fp16_kernels is cast, comm.disabled_reason
+        x = make_input("heavy", 4096 + 64 * i, dtype, seed + 100 * i + rank)
+        assert comm.should_quick_allreduce(x)
+        outs.append(comm.quick_all_reduce(x))
+        out = torch.empty_like(x)
+        assert comm.quick_all_reduce(x, out=out) is out and torch.equal(out, outs[-1])
+        comm.close()
+        assert comm.disabled and not comm.should_quick_allreduce(x)
+        try:
+            comm.quick_all_reduce(x)
+            raise AssertionError("a closed communicator ran")
+        except RuntimeError:
+            pass
+    # the table's own minimum, at a real size
+    comm = QuickAllReduce(group, "cpu", platform=MI300, environ={ENV_QUANTIZATION: "INT4"})
+    lo = min_size_for(torch.float16, world, Level.INT4, True)
+    x = make_input("normal", lo // 2, torch.float16, seed + rank)
+    assert comm.should_quick_allreduce(x) and not comm.should_quick_allreduce(x[8:])
+    outs.append(comm.quick_all_reduce(x))
+    return report, outs
+
+
+@pytest.mark.parametrize("world", [2, 4])
+def test_communicator_on_cpu_ranks(world):
+    seed = seed_for("communicator", world)
+    results = run_ranks(communicator_worker, world, (seed,), timeout=240)
+    for report, _ in results:
+        assert (report["mesh"] == "") is (world == 2)
+        if world == 4:
+            assert report["mesh"] == "more than two GPUs that are not fully connected"
+        assert report["nodes"] == "the group spans nodes"
+        assert report["none"] == f"{ENV_QUANTIZATION}=NONE"
+        assert "float32" in report["fp32"]
+        assert report["invalid"].startswith(f"Invalid value 'int4' for {ENV_QUANTIZATION}")
+    if world == 4:
+        assert [r[0]["world3"] for r in results[:3]] == ["world size 3 not in (2, 4, 8)"] * 3
+    for i, (level, (dtype, cast)) in enumerate((lv, c) for lv in Level for c in COMBOS):
+        xs = [make_input("heavy", 4096 + 64 * i, dtype, seed + 100 * i + r) for r in range(world)]
+        want = simulate_all_reduce(xs, level, cast)
+        for rank, (_, outs) in enumerate(results):
+            assert torch.equal(bits_of(outs[i]), bits_of(want)), f"{level.name} {dtype} rank {rank}"
+    n = min_size_for(torch.float16, world, Level.INT4, True) // 2
+    want = simulate_all_reduce([make_input("normal", n, torch.float16, seed + r)
+                                for r in range(world)], Level.INT4)
+    assert all(torch.equal(bits_of(outs[-1]), bits_of(want)) for _, outs in results)
+
+
+# -- ROCm agents: the real platform, and vLLM's kernels against the reference --------------
+def rocm_worker(ctx, seed, use_vllm):
+    """On each GPU rank: run the reference (ours) or vLLM's QuickAllReduce per level."""
+    ctx.init_process_group()  # RCCL for the GPU tensors
+    torch.cuda.set_device(0)
+    group, world = ctx.cpu_group(), ctx.world_size
+    cls = QuickAllReduce
+    if use_vllm:
+        cls, why = accelerated_quick_all_reduce()
+        if cls is None:
+            return {"skip": why}
+    outs, policy = {}, {}
+    for level in Level:
+        for dtype, cast in COMBOS:
+            os.environ.update({ENV_QUANTIZATION: level.name, ENV_CAST: str(int(cast))})
+            comm = cls(group, torch.device(ctx.device))
+            if comm.disabled:
+                return {"skip": f"{cls.__module__}.QuickAllReduce is disabled on this agent"
+                                f" ({getattr(comm, 'disabled_reason', 'see its log')})"}
+            lo = min_size_for(dtype, world, level, cast)
+            x = make_input("normal", lo // 2, dtype, seed + ctx.rank).cuda()
+            probe = [torch.empty(n // 2, dtype=dtype, device="cuda") for n in (lo - 16, lo)]
+            policy[(level, dtype, cast)] = [comm.should_quick_allreduce(p) for p in probe]
+            outs[(level, dtype, cast)] = comm.quick_all_reduce(x).cpu()
+            comm.close()
+    return {"outs": outs, "policy": policy}
+
+
+def _run_on_rocm(use_vllm: bool):
+    seed = seed_for("rocm", use_vllm)
+    results = run_ranks(rocm_worker, 2, (seed, use_vllm), gpus=[0, 1], timeout=400)
+    if "skip" in results[0]:
+        pytest.skip(results[0]["skip"])
+    return seed, results
+
+
+@pytest.mark.needs_gpu(vendor="amd", count=2)
+def test_reference_on_rocm_is_bit_identical_to_cpu():
+    seed, results = _run_on_rocm(use_vllm=False)
+    for (level, dtype, cast), got in results[0]["outs"].items():
+        n = min_size_for(dtype, 2, level, cast) // 2
+        want = simulate_all_reduce([make_input("normal", n, dtype, seed + r) for r in (0, 1)],
+                                   level, cast)
+        for res in results:
+            assert torch.equal(bits_of(res["outs"][(level, dtype, cast)]), bits_of(want))
+
+
+@pytest.mark.needs_gpu(vendor="amd", count=2)
+def test_vllm_quick_all_reduce_conforms_to_reference():
+    seed, results = _run_on_rocm(use_vllm=True)
+    for key, got in results[0]["outs"].items():
+        level, dtype, cast = key
+        assert results[0]["policy"][key] == [False, True], f"vLLM's min size for {key}"
+        n = min_size_for(dtype, 2, level, cast) // 2
+        xs = [make_input("normal", n, dtype, seed + r) for r in (0, 1)]
+        exact, bound = all_reduce_bound(xs, level, cast)
+        for rank, res in enumerate(results):
+            assert_within(res["outs"][key], exact, bound,
+                          f"vLLM {level.name} {dtype} cast={cast} rank {rank}")
+        assert torch.equal(bits_of(results[1]["outs"][key]), bits_of(got)), "ranks differ"
