@@ -139,6 +139,32 @@ def why(paths: tuple[str, ...], step_keys: tuple[str, ...], fmt: str, **kwargs: 
 
 @cli.command()
 @_selection_options
+@click.option("--unselected", type=click.Choice(["block", "skip", "omit"]), default=None,
+              help="Steps the change does not select: a block step to click (block), shown as skipped (skip), "
+              "or left out (omit). Default: the config's 'unselected' (vLLM: block).")
+@click.option("--templates", metavar="DIR", help="Templates that override the shipped ones (pipeline.j2, command.j2, "
+              "block.j2, docker.j2, kubernetes.j2); see templates/ in pipegen's source.")
+@click.option("--annotation", "annotation_file", metavar="FILE", help="Write Markdown for 'buildkite-agent annotate': "
+              "counts, reasons, hardware of every step.")
+@_guard
+def render(unselected: str | None, templates: str | None, annotation_file: str | None, **kwargs: Any) -> int:
+    """Print the Buildkite pipeline for the change: each step on its hardware's queue.
+
+    The output is validated against Buildkite's schema (and the 500-job upload
+    limit) before anything is printed.
+
+    \b
+    Example:
+      pipegen render --annotation why.md | buildkite-agent pipeline upload
+      buildkite-agent annotate --context pipegen < why.md
+    """
+    from pipegen.render import run as run_render
+
+    return run_render(_args(**kwargs), unselected=unselected, templates=templates, annotation_file=annotation_file)
+
+
+@cli.command()
+@_selection_options
 @click.option("--step", "step_keys", multiple=True, metavar="KEY", help="Run this step whatever changed (a fanned-out "
               "step's own key: all its hardware targets); repeatable.")
 @click.option("--hardware", metavar="SPEC", help="This machine's hardware instead of detecting it: 'cpu', "

@@ -312,10 +312,11 @@ def vllm_inventory() -> Inventory:
     if not _VLLM_CACHE:
         from importlib import resources
 
-        from pipegen.yamlio import load_text
+        import yaml
 
         text = resources.files("pipegen").joinpath("data", PRESET_FILE).read_text(encoding="utf-8")
-        _VLLM_CACHE.append(parse_inventory(load_text(text, f"pipegen/data/{PRESET_FILE}"), "preset:vllm"))
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - shipped file
+        _VLLM_CACHE.append(parse_inventory(data, "preset:vllm"))
     return _VLLM_CACHE[0]
 
 

@@ -1,0 +1,68 @@
+"""The build-page annotation of a rendered pipeline (`pipegen render --annotation FILE`).
+
+Markdown for `buildkite-agent annotate`: the counts, why everything runs or
+nothing does, and one row per step with its hardware, action and reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipegen.report import _md, banner, summary
+
+ACTION_ORDER = ("run", "blocked", "skip-step", "omitted", "left out")
+ACTION_TEXT = {
+    "run": "run",
+    "blocked": "blocked (click to run)",
+    "skip-step": "skipped (shown)",
+    "omitted": "omitted",
+    "left out": "left out",
+}
+
+
+def annotation(plan: Any, error: str = "") -> str:
+    rows = plan.rows
+    counts = {a: sum(1 for r in rows if r.action == a) for a in ACTION_ORDER}
+    lines = ["### pipegen: why these steps", ""]
+    if error:
+        lines += [f"> **Not uploaded:** {_md(error)}", ""]
+    lines += [f"> {_md(line)}" for line in banner(plan.selection)]
+    lines += [f"> {_md(note)}" for note in plan.notes]
+    if banner(plan.selection) or plan.notes:
+        lines.append("")
+    parts = [f"**{counts['run']} run**", f"{counts['blocked']} blocked"]
+    if counts["skip-step"]:
+        parts.append(f"{counts['skip-step']} shown as skipped")
+    parts += [f"{counts['omitted']} omitted", f"{counts['left out']} left out"]
+    lines.append(f"{', '.join(parts)}; {plan.jobs} of {plan.limit} jobs in this upload "
+                 f"(unselected steps: {plan.unselected}).")
+    lines += ["", f"Decisions: {_md(summary(plan.selection))}.", ""]
+    if plan.folded:
+        lines += [f"More than {plan.limit} jobs: {len(plan.folded)} unselected steps were omitted "
+                  "(marked below); only selected steps were uploaded.", ""]
+    if plan.renamed:
+        lines.append("Keys changed to be valid Buildkite keys: "
+                     + ", ".join(f"`{_md(a)}` -> `{_md(b)}`" for a, b in plan.renamed[:20])
+                     + (f" and {len(plan.renamed) - 20} more" if len(plan.renamed) > 20 else "") + ".")
+        lines.append("")
+    header = ["| step | group | hardware | action | reason |", "| --- | --- | --- | --- | --- |"]
+    order = {a: i for i, a in enumerate(ACTION_ORDER)}
+    ordered = sorted(rows, key=lambda r: order[r.action])
+    shown = [r for r in ordered if r.action == "run"]
+    rest = [r for r in ordered if r.action != "run"]
+    if shown:
+        lines += header + [_row(r) for r in shown]
+    if rest:
+        lines += ["", f"<details><summary>{len(rest)} steps not run</summary>", ""] + header
+        lines += [_row(r) for r in rest] + ["", "</details>"]
+    warnings = plan.selection.warnings
+    if warnings:
+        lines += ["", "<details><summary>Warnings</summary>", ""] + [f"- {_md(w)}" for w in warnings]
+        lines += ["", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def _row(row: Any) -> str:
+    hardware = f"{row.hardware} (`{_md(row.queue)}`)" if row.queue else row.hardware
+    return (f"| {_md(row.step.label)} (`{_md(row.key)}`) | {_md(row.step.group)} | {_md(hardware)} "
+            f"| {ACTION_TEXT[row.action]} | {_md(row.reason)} |")

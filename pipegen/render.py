@@ -1,0 +1,654 @@
+"""Jobs on hardware -> Buildkite YAML, through Jinja templates. Pure core, I/O at the edge.
+
+The stages:
+  plan()      decisions + jobs -> what goes into the pipeline (run, block pair,
+              skip step, omitted), with keys made valid and unique, every
+              dependency of a selected step pulled in, and the 500-job limit kept;
+  render()    the plan -> YAML text through the templates (templates/*.j2, or a
+              user's --templates DIR that overrides any of them);
+  check()     the text parsed back and validated against Buildkite's schema,
+              unique keys, known depends_on targets and the job limit; any
+              problem is an OutputError and nothing is printed.
+
+No user string reaches the YAML raw: every `{{ expression }}` in a template
+goes out through `scalar()` (a JSON-style double-quoted YAML string) unless
+it is explicitly marked safe. A `$` in user text (labels, commands, env,
+working_dir, group names) is doubled so that it reaches the job's shell as
+written, except variables listed in the config's `interpolate:`. vLLM's
+files are written in Buildkite's syntax already (they spell `$$VAR`), so the
+vLLM preset leaves every `$` as it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from pipegen.errors import OutputError, UsageError
+from pipegen.fastyaml import _PLAIN, SPECIAL_WORDS
+from pipegen.model import Decision, Declarations, Selection, Step
+
+JOB_LIMIT = 500  # buildkite-agent pipeline upload refuses more jobs in one upload
+SKIP_MAX = 70  # Buildkite: `skip` reason at most 70 characters
+KEY_MAX = 100
+LOST_AGENT = {"exit_status": -1, "limit": 1}
+UNSELECTED = ("block", "skip", "omit")
+
+# --------------------------------------------------------------------------- YAML scalars
+
+# Characters that cannot stand raw inside a double-quoted YAML scalar, or that a
+# YAML reader would fold or drop: controls, NEL and the Unicode line separators,
+# the BOM, non-characters, lone surrogates; plus the quote and the backslash.
+_UNSAFE = re.compile("[\x00-\x1f\"\\\\\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}  # JSON-compatible escapes
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    char = match.group()
+    return _ESCAPES.get(char) or f"\\u{ord(char):04x}"
+
+
+class Safe(str):
+    """Text that is already YAML (a quoted scalar, a flow collection): emitted as is."""
+
+    __slots__ = ()
+
+
+def scalar(value: Any) -> Safe:
+    """Any value as a YAML scalar that parses back to exactly that value."""
+    if isinstance(value, Safe):
+        return value
+    if value is None:
+        return Safe("null")
+    if value is True or value is False:
+        return Safe("true" if value else "false")
+    if isinstance(value, int):
+        return Safe(str(value))
+    if isinstance(value, float):
+        return Safe(repr(value)) if value == value and value not in (float("inf"), float("-inf")) else \
+            Safe('"' + repr(value) + '"')
+    if isinstance(value, (dict, list, tuple)):
+        return flow(value)
+    text = str(value)
+    if _PLAIN.match(text) and text.lower() not in SPECIAL_WORDS:
+        return Safe(text)  # a plain word every YAML reader takes as this string
+    return quoted(text)
+
+
+def quoted(text: str) -> Safe:
+    """A JSON-style double-quoted YAML string (valid JSON too)."""
+    return Safe('"' + _UNSAFE.sub(_escape_char, text) + '"')
+
+
+def flow(value: Any) -> Safe:
+    """A structure as YAML flow style, written as JSON (strings always quoted)."""
+    if isinstance(value, dict):
+        return Safe("{" + ", ".join(f"{quoted(str(k))}: {flow(v)}" for k, v in value.items()) + "}")
+    if isinstance(value, (list, tuple)):
+        return Safe("[" + ", ".join(flow(v) for v in value) + "]")
+    if isinstance(value, str):
+        return quoted(value)
+    return scalar(value)
+
+
+def block(value: Any, indent: int = 0) -> Safe:
+    """A structure as block-style YAML lines at `indent` spaces, every leaf through scalar()."""
+    return Safe("\n".join(_block_lines(value, indent)))
+
+
+def _block_lines(value: Any, indent: int) -> list[str]:
+    pad = " " * indent
+    if isinstance(value, dict) and value:
+        out = []
+        for key, item in value.items():
+            if isinstance(item, (dict, list, tuple)) and item:
+                out.append(f"{pad}{scalar(str(key))}:")
+                out += _block_lines(item, indent + 2)
+            else:
+                out.append(f"{pad}{scalar(str(key))}: {scalar(item)}")
+        return out
+    if isinstance(value, (list, tuple)) and value:
+        out = []
+        for item in value:
+            if isinstance(item, (dict, list, tuple)) and item:
+                inner = _block_lines(item, indent + 2)
+                out.append(f"{pad}- {inner[0].lstrip()}")
+                out += inner[1:]
+            else:
+                out.append(f"{pad}- {scalar(item)}")
+        return out
+    return [pad + scalar(value)]
+
+
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)|([A-Za-z_][A-Za-z0-9_]*))?")
+
+
+class Dollars:
+    """Upload-time interpolation: `$` doubled except for the variables to keep."""
+
+    def __init__(self, keep: Iterable[str] = ()):
+        self.keep = frozenset(keep)
+        self.all = "*" in self.keep
+
+    def __call__(self, text: str) -> str:
+        if self.all or "$" not in text:
+            return text
+        if not self.keep:
+            return text.replace("$", "$$")
+        return _VARIABLE.sub(self._one, text)
+
+    def _one(self, match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        return match.group() if name in self.keep else "$" + match.group()
+
+
+def dollars_for(decl: Declarations) -> Dollars:
+    settings = decl.settings
+    keep = settings.interpolate
+    if not keep and (settings.preset == "vllm" or decl.layout in ("vllm", "legacy")):
+        keep = ("*",)  # vLLM's files are written in Buildkite's syntax
+    return Dollars(keep)
+
+
+# --------------------------------------------------------------------------- keys
+
+_KEY_BAD = re.compile(r"[^A-Za-z0-9_:\-]+")
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def valid_key(key: str) -> str:
+    """A Buildkite key for `key`: same text when valid, else a deterministic valid one.
+
+    Allowed: letters, digits, `_`, `-`, `:` (the schema also allows `$`, `{`, `}`
+    for interpolation, and `.`/`,` in newer versions; pipegen never emits them).
+    At most 100 characters (long keys keep a hash of the whole), never UUID-like.
+    """
+    out = _KEY_BAD.sub("-", key).strip("-") or "step"
+    if len(out) > KEY_MAX or out != key and len(out) > KEY_MAX - 9:
+        digest = hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        out = out[: KEY_MAX - 9].rstrip("-") + "-" + digest
+    if _UUID.match(out):
+        out += "-k"
+    return out
+
+
+def key_map(steps: Sequence[Step]) -> dict[str, str]:
+    """Declared key -> unique valid key, in declaration order (deterministic)."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for step in steps:
+        candidate = valid_key(step.key)
+        final, n = candidate, 2
+        while final in used:
+            final = f"{candidate[: KEY_MAX - len(str(n)) - 1]}-{n}"
+            n += 1
+        used.add(final)
+        out[step.key] = final
+    return out
+
+
+def _unique(key: str, used: set[str]) -> str:
+    final, n = key, 2
+    while final in used:
+        final = f"{key[: KEY_MAX - len(str(n)) - 1]}-{n}"
+        n += 1
+    used.add(final)
+    return final
+
+
+# --------------------------------------------------------------------------- plan
+
+
+@dataclass
+class Row:
+    """One step as the annotation shows it."""
+
+    step: Step
+    key: str  # rendered key
+    hardware: str
+    queue: str
+    action: str  # run | blocked | skip-step | omitted | left out
+    reason: str
+    decision: Decision
+
+
+@dataclass
+class Plan:
+    """What goes into the pipeline: groups of items (dicts for the templates), and why."""
+
+    entries: list[dict[str, Any]]  # top level: {"group": name|None, "steps": [item, ...]}
+    rows: list[Row]
+    selection: Selection
+    unselected: str
+    jobs: int = 0  # Buildkite jobs in the upload (groups, blocks, commands x parallelism)
+    limit: int = JOB_LIMIT
+    folded: list[str] = field(default_factory=list)  # keys omitted to stay under the limit
+    renamed: list[tuple[str, str]] = field(default_factory=list)  # (declared, rendered) keys
+    notes: list[str] = field(default_factory=list)
+
+
+def plan(decl: Declarations, selection: Selection, placed: Sequence[Any], *, unselected: str | None = None,
+         limit: int = JOB_LIMIT) -> Plan:
+    """Decide the pipeline's items. `placed`: one hardware.Job per step, in order."""
+    mode = unselected or decl.settings.unselected
+    if mode not in UNSELECTED:
+        raise UsageError(f"--unselected must be one of {', '.join(UNSELECTED)}, got {mode!r}")
+    dollars = dollars_for(decl)
+    keys = key_map(decl.steps)
+    used = set(keys.values())
+    block_keys = {s.key: _unique(valid_key("block-" + keys[s.key]), used) for s in decl.steps}
+    jobs_by_key = {job.step.key: job for job in placed}
+    decisions = {d.step.key: d for d in selection.decisions}
+    by_key = decl.by_key()
+
+    # Every dependency of a selected step runs too (transitively).
+    shown: dict[str, str] = {}
+    needed_by: dict[str, str] = {}
+    pending = [d.step.key for d in selection.decisions if d.action == "run"]
+    for key in pending:
+        shown[key] = "run"
+    while pending:
+        key = pending.pop()
+        for target in by_key[key].depends_on:
+            if shown.get(target) != "run":
+                shown[target] = "run"
+                needed_by[target] = key
+                pending.append(target)
+    for d in selection.decisions:
+        if d.step.key in shown:
+            continue
+        if d.action == "skip":
+            shown[d.step.key] = "left out"
+        else:  # block: --unselected decides
+            shown[d.step.key] = {"block": "blocked", "skip": "skip-step", "omit": "omitted"}[mode]
+
+    def present(state: str) -> bool:
+        return state in ("run", "blocked", "skip-step")
+
+    folded: list[str] = []
+    count = _count(decl.steps, shown, jobs_by_key)
+    if count > limit:
+        # Fold: omit every unselected step; fail only when the selected ones alone are too many.
+        for key, state in shown.items():
+            if state in ("blocked", "skip-step"):
+                shown[key] = "omitted"
+                folded.append(key)
+        count = _count(decl.steps, shown, jobs_by_key)
+
+    entries: list[dict[str, Any]] = []
+    groups: dict[str, dict[str, Any]] = {}
+    rows: list[Row] = []
+    for step in decl.steps:
+        job = jobs_by_key[step.key]
+        decision = decisions[step.key]
+        state = shown[step.key]
+        reason = decision.reasons[0].text if decision.reasons else ""
+        if step.key in needed_by and decision.action != "run":
+            reason = f"needed by selected step '{needed_by[step.key]}' (depends_on); was: {reason}"
+        if step.key in folded:
+            reason = f"omitted to stay within {limit} jobs; was: {reason}"
+        rows.append(Row(step, keys[step.key], job.hardware, job.queue or "", state, reason, decision))
+        if not present(state):
+            continue
+        depends = [keys[t] for t in step.depends_on if present(shown.get(t, ""))]
+        items = []
+        if state == "blocked":
+            items.append({"type": "block", "key": block_keys[step.key], "block": dollars(f"Run {step.label}"),
+                          "step": step})
+            depends.insert(0, block_keys[step.key])
+        items.append(_command(step, job, keys[step.key], depends, dollars,
+                              skip=_skip_text(reason, dollars) if state == "skip-step" else None))
+        name = step.group
+        if name:
+            if name not in groups:
+                groups[name] = {"group": dollars(name), "steps": []}
+                entries.append(groups[name])
+            groups[name]["steps"].extend(items)
+        else:
+            entries.extend({"group": None, "steps": [item]} for item in items)
+    renamed = [(s.key, keys[s.key]) for s in decl.steps if keys[s.key] != s.key]
+    result = Plan(entries=entries, rows=rows, selection=selection, unselected=mode, jobs=count, limit=limit,
+                  folded=folded, renamed=renamed)
+    if selection.skip_all:
+        result.notes.append(f"No steps: {selection.skip_reason}. The pipeline is `steps: []`.")
+    if count > limit:
+        raise LimitError(result)
+    return result
+
+
+class LimitError(OutputError):
+    def __init__(self, result: Plan):
+        selected = sum(1 for r in result.rows if r.action == "run")
+        super().__init__(
+            f"the pipeline needs {result.jobs} Buildkite jobs for {selected} selected steps, more than the "
+            f"{result.limit} that one upload may hold (unselected steps are already omitted)",
+            fix="select fewer steps (--only KEY, a narrower change), lower 'parallelism', or split the pipeline")
+        self.plan = result
+
+
+def _count(steps: Sequence[Step], shown: Mapping[str, str], jobs_by_key: Mapping[str, Any]) -> int:
+    """Jobs as Buildkite counts them: each group, block and command step; parallelism multiplies."""
+    total = 0
+    groups: set[str] = set()
+    for step in steps:
+        state = shown[step.key]
+        if state not in ("run", "blocked", "skip-step"):
+            continue
+        if step.group and step.group not in groups:
+            groups.add(step.group)
+            total += 1
+        total += (step.parallelism or 1) + (state == "blocked")
+    return total
+
+
+def _skip_text(reason: str, dollars: Dollars) -> str:
+    text = dollars(reason.replace("\n", " ")) or "not selected"
+    if len(text) > SKIP_MAX:
+        text = text[: SKIP_MAX - 3]
+        trailing = len(text) - len(text.rstrip("$"))
+        if trailing % 2:  # never split a `$$`
+            text = text[:-1]
+        text += "..."
+    return text
+
+
+def _banner(index: int, total: int, command: str) -> str:
+    preview = re.sub(r"[\x00-\x1f\x7f-\x9f'\"$\\\u2028\u2029]+", " ", command[:80]).strip()
+    return f"echo '+++ :test_tube: Command ({index}/{total}): {preview}'"
+
+
+def _retry(retry: Any) -> dict[str, Any]:
+    """The step's retry conditions, plus one automatic retry when the agent is lost (exit -1)."""
+    out = dict(retry) if isinstance(retry, dict) else {}
+    automatic = out.get("automatic")
+    if automatic is None:
+        out["automatic"] = [dict(LOST_AGENT)]
+    elif isinstance(automatic, (dict, list)):
+        items = [automatic] if isinstance(automatic, dict) else list(automatic)
+        if not any(_covers_lost_agent(item) for item in items):
+            items.append(dict(LOST_AGENT))
+        out["automatic"] = items
+    return out  # automatic: true/false is the step's own choice
+
+
+def _covers_lost_agent(item: Any) -> bool:
+    if not isinstance(item, dict):
+        return False
+    status = item.get("exit_status")
+    return status in (-1, "*") or (isinstance(status, list) and -1 in status)
+
+
+def _command(step: Step, job: Any, key: str, depends: list[str], dollars: Dollars, skip: str | None) -> dict[str, Any]:
+    template = job.template
+    multi_node = job.nodes > 1
+    commands = [dollars(c) for c in step.commands]
+    cd = [f"cd {dollars(step.working_dir)}"] if step.working_dir and not multi_node else []
+    setup = [] if step.no_plugin else list(template.setup)
+    if template.wrap and not multi_node:
+        import shlex
+
+        inner = " && ".join(cd + commands)
+        lines = setup + [template.wrap.replace("{commands}", shlex.quote(inner))]
+    else:
+        lines = cd + setup
+        for index, command in enumerate(commands, 1):
+            lines += [_banner(index, len(commands), command), command]
+    plain = template.kind == "plain" and not template.file
+    plugin = None if step.no_plugin or multi_node or plain else template
+    return {
+        "type": "command",
+        "label": dollars(step.label),
+        "key": key,
+        "depends_on": depends,
+        "agents": dict(job.agents),
+        "commands": lines,
+        "env": {dollars(k): dollars(v) for k, v in step.env},
+        "timeout_in_minutes": step.timeout_in_minutes,
+        "soft_fail": list({"exit_status": s} for s in step.soft_fail) if isinstance(step.soft_fail, tuple)
+        else step.soft_fail,
+        "retry": _retry(step.retry),
+        "parallelism": step.parallelism,
+        "concurrency": step.concurrency,
+        "concurrency_group": dollars(step.concurrency_group) if step.concurrency_group else None,
+        "skip": skip,
+        "plugin": plugin,
+        "pod_spec": _pod_spec(template, job) if plugin is not None and template.kind == "kubernetes" else None,
+        "job": job,
+        "step": step,
+    }
+
+
+def _pod_spec(template: Any, job: Any) -> Any:
+    """The family's podSpec with the job's GPU count in the first container's limits."""
+    import copy
+
+    spec = copy.deepcopy(template.pod_spec)
+    containers = spec.get("containers") if isinstance(spec, dict) else None
+    if job.gpus and isinstance(containers, list) and containers and isinstance(containers[0], dict):
+        resources = containers[0].setdefault("resources", {})
+        limits = resources.setdefault("limits", {}) if isinstance(resources, dict) else None
+        if isinstance(limits, dict):
+            limits.setdefault("amd.com/gpu" if job.vendor == "amd" else "nvidia.com/gpu", job.gpus)
+    if template.image and isinstance(containers, list) and containers and isinstance(containers[0], dict):
+        containers[0].setdefault("image", template.image)
+    return spec
+
+
+# --------------------------------------------------------------------------- templates
+
+
+def builtin_templates() -> str:
+    """The folder of the shipped templates (the wheel's pipegen.templates, or the repo's templates/)."""
+    try:
+        from importlib import resources
+
+        path = resources.files("pipegen.templates")
+        if os.path.isfile(os.path.join(str(path), "pipeline.j2")):
+            return str(path)
+    except (ImportError, TypeError):
+        pass
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
+
+
+def cache_dir() -> str | None:
+    """Where compiled templates and the compiled schema are kept ($PIPEGEN_CACHE_DIR; '' = none)."""
+    chosen = os.environ.get("PIPEGEN_CACHE_DIR")
+    if chosen is not None:
+        return chosen or None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "pipegen")
+
+
+def _finalize(value: Any) -> Any:
+    # Every {{ expression }} goes out as a safe YAML scalar unless marked Safe.
+    return scalar(value)
+
+
+def environment(templates: str | None = None) -> Any:
+    """The Jinja environment: a user's folder first, then the shipped templates (also as builtin/NAME)."""
+    from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader, StrictUndefined
+
+    builtin = FileSystemLoader(builtin_templates())
+    loaders: list[Any] = []
+    if templates:
+        if not os.path.isdir(templates):
+            raise UsageError(f"--templates {templates}: not a folder", fix="pass a folder of *.j2 templates")
+        loaders.append(FileSystemLoader(templates))
+    loaders += [builtin, PrefixLoader({"builtin": builtin})]
+    bytecode_cache = None
+    folder = cache_dir()
+    if folder:
+        from jinja2 import FileSystemBytecodeCache
+
+        try:
+            os.makedirs(os.path.join(folder, "jinja"), exist_ok=True)
+            bytecode_cache = FileSystemBytecodeCache(os.path.join(folder, "jinja"))
+        except OSError:
+            bytecode_cache = None
+    env = Environment(
+        loader=ChoiceLoader(loaders),
+        undefined=StrictUndefined,
+        autoescape=False,
+        finalize=_finalize,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        bytecode_cache=bytecode_cache,
+        auto_reload=False,
+    )
+    env.filters["q"] = scalar
+    env.filters["flow"] = flow
+    env.filters["block"] = block
+    env.filters["raw"] = Safe  # deliberate opt-out: the template author vouches for the text
+    return env
+
+
+def render(result: Plan, templates: str | None = None, *, header: str = "") -> str:
+    """The plan as YAML text (not yet validated)."""
+    from jinja2 import TemplateError
+
+    env = environment(templates)
+    try:
+        return env.get_template("pipeline.j2").render(entries=result.entries, plan=result, header=header)
+    except TemplateError as exc:
+        where = f"{getattr(exc, 'filename', None) or getattr(exc, 'name', None) or 'template'}"
+        line = getattr(exc, "lineno", None)
+        raise UsageError(f"template error in {where}{f':{line}' if line else ''}: {exc}",
+                         fix="fix the template (see templates/ for the shipped ones)") from None
+
+
+# --------------------------------------------------------------------------- checking
+
+
+def check(text: str, limit: int = JOB_LIMIT) -> dict[str, Any]:
+    """Parse the rendered text back and validate it; an OutputError when Buildkite would refuse it."""
+    import yaml
+
+    from pipegen.fastyaml import load
+
+    try:
+        data = load(text)
+    except yaml.YAMLError as exc:
+        raise OutputError(f"the rendered pipeline is not valid YAML: {exc}",
+                          fix="check the --templates override (every value must go through a filter)") from None
+    if not isinstance(data, dict):
+        raise OutputError("the rendered pipeline is not a mapping with 'steps'")
+    from pipegen.bkschema import validate
+
+    validate(data)
+    _check_graph(data, limit)
+    return data
+
+
+def count_jobs(steps: Any) -> int:
+    total = 0
+    for step in steps or ():
+        if isinstance(step, dict) and "group" in step and isinstance(step.get("steps"), list):
+            total += 1 + count_jobs(step["steps"])
+        elif isinstance(step, dict):
+            parallelism = step.get("parallelism")
+            total += parallelism if isinstance(parallelism, int) and parallelism > 1 else 1
+        else:
+            total += 1
+    return total
+
+
+def _check_graph(data: dict[str, Any], limit: int) -> None:
+    keys: dict[str, str] = {}
+    depends: list[tuple[str, str]] = []
+
+    def visit(steps: Any) -> None:
+        for step in steps or ():
+            if not isinstance(step, dict):
+                continue
+            name = str(step.get("label") or step.get("block") or step.get("group") or step.get("key"))
+            key = step.get("key")
+            if key is not None:
+                if key in keys:
+                    raise OutputError(f"the rendered pipeline has two steps with key '{key}' "
+                                      f"('{keys[key]}' and '{name}')", fix="give the steps different keys")
+                keys[key] = name
+            targets = step.get("depends_on")
+            targets = [targets] if isinstance(targets, str) else targets or []
+            for target in targets:
+                target = target.get("step") if isinstance(target, dict) else target
+                if isinstance(target, str):
+                    depends.append((name, target))
+            if "group" in step:
+                if not step.get("steps"):
+                    raise OutputError(f"group '{name}' has no steps", fix="Buildkite refuses empty groups")
+                visit(step.get("steps"))
+
+    visit(data.get("steps"))
+    for name, target in depends:
+        if target not in keys:
+            raise OutputError(f"step '{name}' depends on '{target}', which is not in the pipeline",
+                              fix="the upload would fail; this is a bug in pipegen or a template override")
+    jobs = count_jobs(data.get("steps"))
+    if jobs > limit:
+        raise OutputError(f"the rendered pipeline has {jobs} jobs, more than the {limit} one upload may hold",
+                          fix="select fewer steps or split the pipeline")
+
+
+# --------------------------------------------------------------------------- the command
+
+
+@dataclass
+class Rendered:
+    text: str
+    annotation: str
+    plan: Plan
+
+
+def render_pipeline(decl: Declarations, selection: Selection, *, unselected: str | None = None,
+                    templates: str | None = None, limit: int = JOB_LIMIT) -> Rendered:
+    """Declarations + decisions -> validated YAML and its annotation. Pure but for reading templates."""
+    from pipegen.annotate import annotation
+    from pipegen.hardware import jobs, load_inventory
+
+    inventory = load_inventory(decl)
+    placed = jobs(decl, inventory)
+    result = plan(decl, selection, placed, unselected=unselected, limit=limit)
+    text = render(result, templates)
+    check(text, limit)
+    return Rendered(text=text, annotation=annotation(result), plan=result)
+
+
+def run(args: Any, *, unselected: str | None, templates: str | None, annotation_file: str | None,
+        environ: Mapping[str, str] | None = None) -> int:
+    """`pipegen render`: select, render, validate; print only a valid pipeline."""
+    from pipegen.pipeline import select
+
+    decl, selection = select(args, environ)
+    if not selection.changes.trusted:
+        sys.stderr.write(f"pipegen: WARNING: {selection.run_all_reason}\n")
+    try:
+        rendered = render_pipeline(decl, selection, unselected=unselected, templates=templates)
+    except LimitError as exc:
+        if annotation_file:
+            from pipegen.annotate import annotation
+
+            _write(annotation_file, annotation(exc.plan, error=str(exc.message)))
+        raise
+    if annotation_file:
+        _write(annotation_file, rendered.annotation)
+    out = sys.stdout.buffer if hasattr(sys.stdout, "buffer") else None
+    if out is not None:
+        sys.stdout.flush()
+        out.write(rendered.text.encode("utf-8"))
+        out.flush()
+    else:  # pragma: no cover - a text-only stream (tests)
+        sys.stdout.write(rendered.text)
+    return 0
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write --annotation {path}: {exc.strerror}", fix="pass a writable path") from None
