@@ -105,7 +105,7 @@ def run_step(planned: Planned, env: Mapping[str, str], tick: Callable[[float], N
             status, detail = _wait(proc, planned.timeout_s, start, tick)
         except KeyboardInterrupt:
             stop_group(proc)
-            status, detail = "interrupted", "Ctrl-C"
+            status, detail = "interrupted", ""
     return Result(planned, status, time.monotonic() - start, detail)
 
 

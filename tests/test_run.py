@@ -129,7 +129,8 @@ def test_timeout_stops_the_step_and_its_children(repo: Path) -> None:
     assert _gone(int((repo / "grandchild.pid").read_text()))
 
 
-def test_ctrl_c_kills_the_whole_process_group(repo: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])  # Ctrl-C; a cancelled CI job
+def test_ctrl_c_kills_the_whole_process_group(repo: Path, sig: signal.Signals) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "pipegen", "run", "--root", str(repo), "--step", "slow",
                              "--hardware", "cpu"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     pid_file = repo / "grandchild.pid"
@@ -139,10 +140,10 @@ def test_ctrl_c_kills_the_whole_process_group(repo: Path) -> None:
         time.sleep(0.05)
     grandchild = int(pid_file.read_text())
     assert not _gone(grandchild)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, _ = proc.communicate(timeout=15)
     assert proc.returncode == 130, out
-    assert "interrupted (Ctrl-C)" in out
+    assert "[1/1] slow: interrupted in" in out
     assert _gone(grandchild)
 
 
@@ -208,6 +209,9 @@ def test_uncommitted_work_selects_steps(repo: Path) -> None:
     assert code == 0
     assert "2 run, 4 block, 0 skip of 6 steps; 1 changed file(s) against main" in out
     assert "Plan: 0 step(s) to run here" in out and "qr-mi355: needs 2 GPUs" in out
+    assert run(repo, "--step", "passes")[0] == 0
+    status = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True, check=True).stdout
+    assert status.split() == ["??", "gpu/", "??", "passed.txt"]  # the logs are not "uncommitted work"
 
 
 def test_nothing_to_run(repo: Path, tmp_path: Path) -> None:
