@@ -28,25 +28,36 @@ GLOBAL_ROOTS = ("", "src")
 
 
 def parse_imports(source: str) -> list[ImportSpec]:
-    """The import statements of a module; [] when it does not parse."""
+    """The import statements of a module, nested ones included; [] when it does not parse."""
+    if "import" not in source and "pytest_plugins" not in source:
+        return []  # parsing is most of the cost: skip files that cannot import
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
     specs: list[ImportSpec] = []
-    queue: list[ast.AST] = [tree]  # breadth first, in source order: stable messages
-    for node in queue:
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             specs += [(alias.name, (), 0) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             specs.append((node.module, tuple(a.name for a in node.names), node.level or 0))
         elif isinstance(node, ast.Assign) and _is_pytest_plugins(node):
             specs += [(name, (), 0) for name in _strings(node.value)]
+    return specs
+
+
+def _statements(body: list[ast.stmt]) -> list[ast.AST]:
+    """Every statement, breadth first in source order; expressions are never walked (imports are statements)."""
+    queue: list[ast.AST] = list(body)
+    for node in queue:
         if isinstance(node, ast.If) and _is_type_checking(node.test):
             queue.extend(node.orelse)
-        else:
-            queue.extend(ast.iter_child_nodes(node))
-    return specs
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(node, name, None)
+            if isinstance(children, list):
+                queue.extend(children)
+    return queue
 
 
 def _is_type_checking(test: ast.expr) -> bool:
