@@ -80,7 +80,7 @@ def _all_reduce_input(dname, world, rank):
 def one_process_worker(ctx):
     ctx.init_process_group()
     import torch.distributed as dist  # noqa: PLC0415
-    res = {"backend": str(dist.get_backend())}
+    res = {"backend": dist.get_backend_config()}
     for level, dname, cast in ALL_REDUCE_CASES:
         x = _all_reduce_input(dname, 1, 0).to(ctx.device)
         y = two_shot_all_reduce(x, level, cast_bf16_to_fp16=cast)
@@ -99,7 +99,8 @@ def digests(out_dir: str | None) -> bool:
     if torch.cuda.is_available():
         result["device"] = torch.cuda.get_device_name()
         gpu = codec_digests("cuda")
-        ranks = run_ranks(one_process_worker, 1, gpus=[0], timeout=300)
+        from qr_tests import bench_quick_reduce as this  # importable by name in the rank
+        ranks = run_ranks(this.one_process_worker, 1, gpus=[0], timeout=300)
         result["backend"] = ranks[0].pop("backend")
         result["cuda"] = {**gpu, **ranks[0]}
     same = "cuda" not in result or result["cuda"] == result["cpu"]
@@ -143,12 +144,13 @@ def _graph_time(fn, x, reps: int) -> float:
 def throughput(reps: int = 100) -> str:
     rows = ["| size | copy us (GB/s) | level | Q(x) eager us (GB/s) | x copy | Q(x) graph us |",
             "|---|---|---|---|---|---|"]
+    print("\n".join(rows), flush=True)
     for mb in (1, 8, 64):
         n = mb * (1 << 20) // 2
-        count = max(2, 512 // mb)  # rotate through >= 512 MB: past the 60 MB L2
-        inputs = [torch.randn(n, device="cuda").half() for _ in range(min(count, 8))]
-        outs = [torch.empty_like(x) for x in inputs]
-        copy_us = _time(lambda x: outs[0].copy_(x), inputs, reps)
+        # rotate through 512 MB of inputs (and outputs), far past the 60 MB L2
+        inputs = [torch.randn(n, device="cuda").half() for _ in range(max(2, 512 // mb))]
+        pairs = [(x, torch.empty_like(x)) for x in inputs]
+        copy_us = _time(lambda p: p[1].copy_(p[0]), pairs, reps)
         gbs = lambda us: mb * (1 << 20) / us / 1e3  # noqa: E731
         for level in Level:
             def q(x, level=level):
@@ -161,7 +163,7 @@ def throughput(reps: int = 100) -> str:
             rows.append(f"| {mb} MB | {copy_us:.1f} ({gbs(copy_us):.0f}) | {level.name} | "
                         f"{q_us:.1f} ({gbs(q_us):.0f}) | {q_us / copy_us:.1f} | {graph} |")
             print(rows[-1], flush=True)
-        del inputs, outs
+        del inputs, pairs
         torch.cuda.empty_cache()
     return "\n".join(rows)
 
@@ -180,7 +182,7 @@ def main() -> int:
         ok = digests(a.out)
     if a.throughput:
         print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")
-        print(throughput())
+        throughput()
     return 0 if ok else 1
 
 

@@ -205,9 +205,10 @@ class QuickAllReduce:
             return f"needs ROCm on gfx94x/gfx95x (rocm={platform.is_rocm}, arch={platform.arch!r})"
         if not platform.kernels_available:
             return "quick-reduce kernels are not available"
-        if dist.get_backend(self.group) == dist.Backend.NCCL:
+        config = dist.get_backend_config(self.group)  # e.g. 'cuda:nccl' or 'cpu:gloo'
+        if "cpu:" not in config:
             raise ValueError("QuickAllReduce needs a CPU (gloo) group for its handshake, "
-                             "not an NCCL one")
+                             f"not {config!r}")
         self.world_size = dist.get_world_size(self.group)
         self.rank = dist.get_rank(self.group)
         # (host hash, physical device id) as a CPU tensor: object collectives need numpy
@@ -222,14 +223,14 @@ class QuickAllReduce:
             return f"world size {self.world_size} not in {SUPPORTED_WORLD_SIZES}"
         if self.world_size > 2 and not platform.fully_connected:
             return "more than two GPUs that are not fully connected"
-        config = QuickReduceConfig.from_env(environ)  # raises on invalid values
-        self.use_fp16_kernels = config.cast_bf16_to_fp16
-        if config.level is None:
+        env = QuickReduceConfig.from_env(environ)  # raises on invalid values
+        self.use_fp16_kernels = env.cast_bf16_to_fp16
+        if env.level is None:
             return f"{ENV_QUANTIZATION}=NONE"
         if model_dtype is not None and model_dtype not in (torch.float16, torch.bfloat16):
             return f"model dtype {model_dtype} is not fp16/bf16"
-        self.policy = Policy(self.world_size, config.level, config.cast_bf16_to_fp16,
-                             config.max_size, config.min_size)
+        self.policy = Policy(self.world_size, env.level, env.cast_bf16_to_fp16,
+                             env.max_size, env.min_size)
         return ""
 
     def should_quick_allreduce(self, inp: torch.Tensor) -> bool:

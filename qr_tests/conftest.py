@@ -47,10 +47,9 @@ def needs_gpu_args(marker) -> tuple[str, int]:
 
 def lacking(vendor: str, count: int, have_vendor: str, have_count: int) -> str:
     """Why a machine with (have_vendor, have_count) cannot run the test, or ''."""
-    if vendor != "any" and have_vendor != vendor:
-        return f"needs {count} {vendor} GPU(s); this machine has {have_count} ({have_vendor})"
-    if have_count < count:
-        return f"needs {count} {vendor} GPU(s); this machine has {have_count} ({have_vendor})"
+    if (vendor != "any" and have_vendor != vendor) or have_count < count:
+        kind = "GPU(s) of any vendor" if vendor == "any" else f"{vendor} GPU(s)"
+        return f"needs {count} {kind}; this machine has {have_count} ({have_vendor})"
     return ""
 
 

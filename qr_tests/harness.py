@@ -53,7 +53,7 @@ class RankContext:
     def cpu_group(self):
         """A gloo group for CPU-side handshakes: the default group when it is gloo."""
         import torch.distributed as dist  # noqa: PLC0415
-        if dist.get_backend() == dist.Backend.GLOO:
+        if "cpu:" in dist.get_backend_config():  # e.g. 'cpu:gloo' on a CPU-only machine
             return dist.group.WORLD
         return dist.new_group(backend="gloo")
 

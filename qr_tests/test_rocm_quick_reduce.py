@@ -126,6 +126,28 @@ def test_real_detection_here_is_guarded():
     assert comm.disabled and comm.disabled_reason
 
 
+def test_conformance_hook_explains_absence():
+    cls, why = accelerated_quick_all_reduce()
+    if cls is not None:
+        pytest.skip("vLLM is installed here: the ROCm tests use it")
+    assert why.startswith("vLLM's QuickAllReduce is not importable here")
+
+
+def nccl_group_worker(ctx):
+    ctx.init_process_group()  # on a GPU rank: NCCL for WORLD
+    try:
+        QuickAllReduce(dist.group.WORLD, ctx.device, platform=MI300)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+@pytest.mark.needs_gpu(vendor="any", count=1)
+def test_nccl_group_is_refused():
+    [message] = run_ranks(nccl_group_worker, 1, gpus=[0], timeout=120)
+    assert message and message.startswith("QuickAllReduce needs a CPU (gloo) group")
+
+
 # -- the communicator on CPU ranks, with the platform injected ---------------------------
 def communicator_worker(ctx, seed):
     ctx.init_process_group()
