@@ -76,9 +76,6 @@ class FileIndex:
     def files(self, mask: int) -> list[str]:
         return [self.paths[i] for i in bits(mask)]
 
-    def first(self, mask: int) -> str | None:
-        return self.paths[(mask & -mask).bit_length() - 1] if mask else None
-
     def children(self, folder: str) -> set[str]:
         """Names directly inside `folder` ("" = the root), files and folders alike."""
         return self._tree().get(folder, set())

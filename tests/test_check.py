@@ -330,3 +330,27 @@ def test_subprocess_in_the_repository(tmp_path):
     done = subprocess.run([sys.executable, "-m", "pipegen", "check"], cwd=root, env=env, capture_output=True, text=True)
     assert done.returncode == 1, done.stderr
     assert "error[test-missing]" in done.stdout and done.stdout.rstrip().endswith("(test-missing 1)")
+
+
+def test_a_step_with_tests_but_no_dependencies(tmp_path):
+    root = make_repo(tmp_path, CLEAN_STEP.replace("  source_file_dependencies: [mypkg, tests/]\n", ""),
+                     config="steps: [.buildkite/steps.yaml]\n")
+    # pipegen's own format adds the steps file as a dependency; vLLM's layout without a group depends_on does not.
+    assert "no-dependencies" not in codes(check(root)[1])
+    vllm = make_repo(tmp_path / "v", VLLM_STEP.replace("  source_file_dependencies: [mypkg/, tests/]\n", ""),
+                     {"mypkg/platforms.py": "", "setup.py": ""}, config=VLLM_CONFIG,
+                     config_file=".buildkite/ci_config.yaml", steps_file=".buildkite/test_areas/core.yaml")
+    finding = only(check(vllm)[1], "no-dependencies")
+    assert finding["step"] == "core" and finding["severity"] == "warning"
+
+
+def test_optional_steps_are_not_expected_to_be_selected(tmp_path):
+    step = CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg/core.py]") + "  optional: true\n"
+    assert codes(check(make_repo(tmp_path, step))[1]) == []
+
+
+def test_parallel_jobs_count_towards_the_upload_limit(tmp_path):
+    steps = "".join(f"- label: S{i}\n  parallelism: 4\n  commands: [pytest tests/test_core.py]\n"
+                    f"  source_file_dependencies: [mypkg, tests]\n" for i in range(130))
+    finding = only(check(make_repo(tmp_path, steps, config=CONFIG + "unselected: skip\n"))[1], "upload-limit")
+    assert "renders 520 jobs (520 command jobs, 0 blocks, 0 groups)" in finding["message"]
