@@ -33,7 +33,7 @@ class Inputs:
     read: Reader  # repo-relative path -> text, None when it cannot be read
     docs: Mapping[str, Any]  # parsed YAML of every declarations file, for entry lines
     config: str  # the config file (repo-relative)
-    place: Callable[[Step], Any] | None = None  # hardware.place with the inventory; None = no check
+    place: Callable[[Step], Any]  # hardware.place with the repository's inventory
     amd: Declarations | None = None  # the AMD twin file's declarations, for drift
     listed: str | None = None  # the --tracked-files list, when files come from one
 
@@ -53,8 +53,7 @@ def check(decl: Declarations, inputs: Inputs, *, orphans: bool = False, strict_m
         found += tests.selection_findings(item, decl, covers[item.step.key] | run_all, index)
     graph = ImportGraph(ModuleFiles(index.paths), inputs.read)
     found += tests.import_findings(step_tests, decl, covers, run_all, index, graph)
-    if inputs.place is not None:
-        found += platform.hardware_findings(decl, inputs.place)
+    found += platform.hardware_findings(decl, inputs.place)
     if inputs.amd is not None:
         found += platform.drift_findings(decl, inputs.amd)
     found += platform.limit_findings(decl, inputs.config)
@@ -92,8 +91,6 @@ def _notes(inputs: Inputs, graph: ImportGraph, test_files: set[str]) -> list[str
         notes.append(f"import coverage is partial: {len(unread_tests)} of {len(followed)} test file(s) and "
                      f"{unread_other} other imported file(s) are tracked but not readable here (not on disk), "
                      "so their imports were not followed")
-    if inputs.place is None:
-        notes.append("hardware not checked: no inventory")
     if inputs.amd is not None:
         notes.append(f"AMD twins compared with {inputs.amd.files[0]}")
     return notes

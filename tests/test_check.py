@@ -259,6 +259,13 @@ def test_vllm_ignored_field_and_drifted_amd_twin(tmp_path):
     assert (drift["file"], drift["step"]) == (".buildkite/test_areas/core.yaml", "amd-core")
 
 
+def test_amd_file_given_explicitly(tmp_path):
+    root = vllm_repo(tmp_path, amd_file=None)
+    (root / "ci").mkdir()
+    (root / "ci" / "amd.yaml").write_text(AMD_FILE)
+    assert "mirror-drift" in codes(check(root, "--amd-file", "ci/amd.yaml")[1])
+
+
 def test_twins_that_agree_do_not_drift(tmp_path):
     agreeing = AMD_FILE.replace(", pytest -v -s test_config.py", "").replace("[mypkg/, tests/]",
                                                                                "[mypkg/platforms.py, mypkg/, tests/]")
