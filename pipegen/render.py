@@ -515,10 +515,25 @@ def render(result: Plan, templates: str | None = None, *, header: str = "") -> s
     try:
         return env.get_template("pipeline.j2").render(entries=result.entries, plan=result, header=header)
     except TemplateError as exc:
-        where = f"{getattr(exc, 'filename', None) or getattr(exc, 'name', None) or 'template'}"
-        line = getattr(exc, "lineno", None)
-        raise UsageError(f"template error in {where}{f':{line}' if line else ''}: {exc}",
+        where = _template_frame(exc)
+        raise UsageError(f"template error in {where}: {exc}",
                          fix="fix the template (see templates/ for the shipped ones)") from None
+
+
+def _template_frame(exc: Exception) -> str:
+    """'block.j2:3' for the innermost template line of a Jinja error (Jinja maps frames to templates)."""
+    import traceback
+
+    name = getattr(exc, "filename", None) or getattr(exc, "name", None)
+    line = getattr(exc, "lineno", None)
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        filename = frame.f_code.co_filename
+        if filename.endswith(".j2"):
+            name, line = filename, lineno
+    if not name:
+        return "a template"
+    shown = os.path.basename(name) if os.path.dirname(name) == builtin_templates() else name
+    return f"{shown}:{line}" if line else shown
 
 
 # --------------------------------------------------------------------------- checking
