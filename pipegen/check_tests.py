@@ -105,7 +105,9 @@ def import_findings(steps: Sequence[StepTests], decl: Declarations, covers: Mapp
                     index: FileIndex, graph: ImportGraph) -> list[Finding]:
     """import-not-covered: repository files a step's tests import that no entry of the step covers."""
     checked = [t for t in steps if t.files and checks_selection(t.step, decl) and split(t.step.dependencies)[0]]
-    starts = {path: _with_conftests(path, index) for t in checked for path in t.files if path.endswith(".py")}
+    # pytest loads the conftest.py files above a test; a script run by python or torchrun has none.
+    starts = {path: _with_conftests(path, index) if ref.tool == "pytest" else [path]
+              for t in checked for path, ref in t.files.items() if path.endswith(".py")}
     closure = graph.closures([p for group in starts.values() for p in group], index.bit)
     out: list[Finding] = []
     for tests in checked:

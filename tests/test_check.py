@@ -195,6 +195,19 @@ def test_conftest_above_a_test_counts_as_imported(tmp_path):
     assert finding["message"].startswith("a change to conftest.py would not run step 'core' (pytest loads")
 
 
+def test_scripts_get_no_conftest(tmp_path):
+    files = {"conftest.py": "from mypkg import extra\n", "tools/run_me.py": "import mypkg.core\n"}
+    script = CLEAN_STEP + """\
+- label: Tool
+  key: tool
+  commands: ["python tools/run_me.py --fast"]
+  source_file_dependencies: [mypkg, tools/]
+"""
+    report = check(make_repo(tmp_path, script, files))[1]
+    # pytest loads conftest.py for tests/test_core.py; `python tools/run_me.py` never does.
+    assert only(report, "import-not-covered")["step"] == "core"
+
+
 def test_tracked_files_list_without_contents(tmp_path):
     root = make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg/core.py, tests/]"))
     listing = tmp_path / "list.txt"
