@@ -59,7 +59,8 @@ def check(decl: Declarations, inputs: Inputs, *, orphans: bool = False, strict_m
     found += platform.limit_findings(decl, inputs.config)
     if orphans:
         found += entries.orphan_findings(decl, index, covers.values(), run_all)
-    found.sort(key=lambda f: (f.location.file, f.location.line, f.location.column, f.code))
+    # A hardware fan-out's targets share one declaration: report its findings once.
+    found = sorted(dict.fromkeys(found), key=lambda f: (f.location.file, f.location.line, f.location.column, f.code))
     test_files = {p for t in step_tests for p in t.files}
     return Report(
         findings=strict(found) if strict_mode else tuple(found),

@@ -100,7 +100,7 @@ def entry_findings(decl: Declarations, index: FileIndex, lines: EntryLines) -> l
             where = where_entry(step, "!" + entry, lines, by_key)
             if not index.matches(entry, kind) & included and (where, entry) not in seen:
                 seen.add((where, entry))
-                out.append(_unused_exclusion(entry, kind, step.key, where, index))
+                out.append(_unused_exclusion(entry, kind, declared(step), where, index))
     return out
 
 
@@ -109,12 +109,12 @@ def _stale(entry: str, kind: PatternKind, step: Step, where: Location, index: Fi
     if raw:
         near = completions(entry, raw, index)
         return Finding("raw-prefix-only", "error", where,
-                       f"entry '{entry}' of step '{step.key}' matches no tracked file; it only matched under vLLM's "
+                       f"entry '{entry}' of step '{declared(step)}' matches no tracked file; it only matched under vLLM's "
                        f"old raw-prefix rule ({', '.join(near)})",
-                       f"write {_either(near)}", step.key)
+                       f"write {_either(near)}", declared(step))
     near = nearest(entry, index)
-    return Finding("stale-entry", "error", where, f"entry '{entry}' of step '{step.key}' matches no tracked file",
-                   f"did you mean {_either(near)}?" if near else "remove the entry or fix the path", step.key)
+    return Finding("stale-entry", "error", where, f"entry '{entry}' of step '{declared(step)}' matches no tracked file",
+                   f"did you mean {_either(near)}?" if near else "remove the entry or fix the path", declared(step))
 
 
 def _unused_exclusion(entry: str, kind: PatternKind, key: str, where: Location, index: FileIndex) -> Finding:
@@ -218,6 +218,11 @@ def _display(path: str, index: FileIndex) -> str:
 def _either(paths: list[str]) -> str:
     quoted = [f"'{p}'" for p in paths]
     return " or ".join(quoted) if len(quoted) <= 2 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
+def declared(step: Step) -> str:
+    """The key a finding names: a hardware fan-out's declared key (its targets share one declaration)."""
+    return step.origin if step.origin and step.mirror is None else step.key
 
 
 def always_runs(step: Step, decl: Declarations) -> bool:

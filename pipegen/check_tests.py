@@ -12,7 +12,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from pipegen.check_entries import always_runs, nearest
+from pipegen.check_entries import always_runs, declared, nearest
 from pipegen.commands_extract import TestRef, extract
 from pipegen.fileindex import FileIndex, bits
 from pipegen.findings import Finding
@@ -43,9 +43,9 @@ def resolve_tests(decl: Declarations, step: Step, index: FileIndex) -> StepTests
     if unplaced:
         found.findings.append(Finding(
             "workdir-unmapped", "warning", step.location,
-            f"step '{step.key}' runs in '{step.working_dir}', which maps to no repository folder: "
+            f"step '{declared(step)}' runs in '{step.working_dir}', which maps to no repository folder: "
             f"cannot check {', '.join(dict.fromkeys(unplaced))}",
-            "map the docker path to the repository with 'docker_workdir' (pipegen.yaml)", step.key))
+            "map the docker path to the repository with 'docker_workdir' (pipegen.yaml)", declared(step)))
     for ref in refs:
         if ref.path in index.bit:
             found.files.setdefault(ref.path, ref)
@@ -60,9 +60,9 @@ def resolve_tests(decl: Declarations, step: Step, index: FileIndex) -> StepTests
             near = nearest(ref.path, index)
             found.findings.append(Finding(
                 "test-missing", "error", step.location,
-                f"step '{step.key}' runs '{ref.written}' (command {ref.command + 1}), but {ref.path} is not in "
+                f"step '{declared(step)}' runs '{ref.written}' (command {ref.command + 1}), but {ref.path} is not in "
                 "the repository", f"did you mean {' or '.join(repr(n) for n in near)}?" if near else
-                "fix the path, or remove the command", step.key))
+                "fix the path, or remove the command", declared(step)))
     return found
 
 
@@ -78,9 +78,9 @@ def selection_findings(tests: StepTests, decl: Declarations, cover: int, index: 
         return []
     if not split(step.dependencies)[0] and decl.settings.no_dependencies == "block":
         return [Finding("no-dependencies", "warning", step.location,
-                        f"step '{step.key}' runs {len(tests.files)} test file(s) but has no source_file_dependencies: "
+                        f"step '{declared(step)}' runs {len(tests.files)} test file(s) but has no source_file_dependencies: "
                         "no change selects it, it waits to be unblocked", "add the folders it tests to "
-                        "source_file_dependencies, or mark it 'optional: true' if it is manual", step.key)]
+                        "source_file_dependencies, or mark it 'optional: true' if it is manual", declared(step))]
     by_ref: dict[TestRef, list[str]] = {}
     for path, ref in tests.files.items():
         if not cover >> index.bit[path] & 1:
@@ -97,8 +97,8 @@ def _not_selecting(step: Step, ref: TestRef, paths: list[str]) -> Finding:
         fix = f"add '{ref.path}{'/' if ref.path != first else ''}' to its source_file_dependencies"
     what = first if len(paths) == 1 else f"{first} (and {len(paths) - 1} more test file(s) in {ref.path}/)"
     return Finding("test-not-selecting", "error", step.location,
-                   f"a change to {what} would not run step '{step.key}', which runs it (command {ref.command + 1})",
-                   fix, step.key)
+                   f"a change to {what} would not run step '{declared(step)}', which runs it (command {ref.command + 1})",
+                   fix, declared(step))
 
 
 def import_findings(steps: Sequence[StepTests], decl: Declarations, covers: Mapping[str, int], run_all: int,
@@ -152,6 +152,6 @@ def _not_covered(step: Step, target: str, chain: list[str]) -> Finding:
         how = "imported via " + " -> ".join(chain[:-1])
     folder = posixpath.dirname(target)
     return Finding("import-not-covered", "warning", step.location,
-                   f"a change to {target} would not run step '{step.key}' ({how})",
+                   f"a change to {target} would not run step '{declared(step)}' ({how})",
                    f"add '{folder + '/' if folder else target}' or '{target}' to its source_file_dependencies",
-                   step.key)
+                   declared(step))

@@ -374,3 +374,13 @@ def test_parallel_jobs_count_towards_the_upload_limit(tmp_path):
                     f"  source_file_dependencies: [mypkg, tests]\n" for i in range(130))
     finding = only(check(make_repo(tmp_path, steps, config=CONFIG + "unselected: skip\n"))[1], "upload-limit")
     assert "renders 520 jobs (520 command jobs, 0 blocks, 0 groups)" in finding["message"]
+
+
+def test_a_hardware_fan_out_is_reported_once(tmp_path):
+    config = CONFIG + ("hardware:\n  families:\n    cpu: {vendor: cpu, queue: cpu-q}\n"
+                       "    h100: {vendor: nvidia, queues: {1: h100-q}}\n")
+    step = CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg, tests/helpers.py, mypkg/gone.py]") + "  hardware: [cpu, h100]\n"
+    exit_code, report = check(make_repo(tmp_path, step, config=config))
+    assert exit_code == 1
+    assert sorted((f["code"], f["step"]) for f in report["findings"]) == [
+        ("import-not-covered", "core"), ("stale-entry", "core"), ("test-not-selecting", "core")]
