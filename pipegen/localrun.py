@@ -8,8 +8,9 @@ the I/O edges: one `bash -e -c` process per step in a session of its own
 log file, a summary table and optional JUnit XML.
 
 Steps run on this machine directly, not in CI's container: the docker
-working-directory prefix (`docker_workdir`) maps to the repository, and
-CI wrappers (docker plugin, `wrap`) are left out.
+working-directory prefix (`docker_workdir`) maps to the repository, the
+template's environment entries are kept, and its wrappers (plugin,
+`setup`, `wrap`) are left out.
 """
 
 from __future__ import annotations
@@ -150,8 +151,14 @@ def script(commands: Sequence[str]) -> str:
     return "\n".join(c.replace("$$", "$") for c in commands)
 
 
-def step_env(step: Step) -> tuple[tuple[str, str], ...]:
+def step_env(step: Step, template_environment: Sequence[str] = ()) -> tuple[tuple[str, str], ...]:
+    """The variables CI sets for the job: the step's `env`, then its template's `KEY=VALUE` entries.
+
+    Template entries win, as docker's `--env` does over the propagated
+    environment; a bare `KEY` only passes this machine's value through.
+    """
     env = dict(step.env)
+    env.update(entry.split("=", 1) for entry in template_environment if "=" in entry)
     if step.parallelism:
         # One local job does the work of all parallel jobs: shard 0 of 1.
         env.setdefault("BUILDKITE_PARALLEL_JOB", "0")
@@ -189,7 +196,7 @@ def plan(decl: Declarations, candidates: Sequence[Candidates], machine: Machine,
                 hardware=job.hardware,
                 cwd=os.path.normpath(os.path.join(os.path.abspath(decl.root), folder or "")),
                 script=script(step.commands),
-                env=step_env(step),
+                env=step_env(step, job.template.environment),
                 timeout_s=minutes * 60 * options.timeout_scale if minutes else None,
                 log=os.path.normpath(os.path.join(log_dir, log_name(step.key))),
             ))

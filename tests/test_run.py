@@ -23,7 +23,7 @@ INVENTORY = """\
 hardware:
   default: cpu
   families:
-    cpu: {vendor: cpu, queue: cpu-q}
+    cpu: {vendor: cpu, queue: cpu-q, template: {kind: docker, image: img, environment: ["MODE=cpu", HOME]}}
     mi355: {vendor: amd, arch: gfx950, queues: {1: mi355-1, 2: mi355-2, 8: mi355-8}}
     h100: {vendor: nvidia, arch: sm_90, queues: {1: h100-1, 2: h100-2}}
 """
@@ -36,7 +36,7 @@ steps:
     working_dir: /workdir/sub
     env: {GREETING: "hello world"}
     commands:
-      - echo "$$GREETING" > out.txt
+      - echo "$$GREETING from $$MODE" > out.txt
       - pwd >> out.txt
     source_file_dependencies: [sub]
   - label: fails
@@ -93,7 +93,7 @@ def changed(tmp_path: Path, *paths: str) -> str:
 def test_env_and_working_dir_are_honoured(repo: Path) -> None:
     code, out = run(repo, "--step", "env-cwd")
     assert code == 0, out
-    assert (repo / "sub" / "out.txt").read_text() == f"hello world\n{repo / 'sub'}\n"
+    assert (repo / "sub" / "out.txt").read_text() == f"hello world from cpu\n{repo / 'sub'}\n"
     assert "[1/1] env-cwd: passed" in out
     assert (repo / ".pipegen" / "logs" / "env-cwd.log").exists()
 
@@ -189,9 +189,10 @@ def test_dry_run_prints_the_plan_and_runs_nothing(repo: Path) -> None:
         [1/2] env-cwd on cpu
           working dir: {repo / 'sub'}
           env: GREETING=hello world
+          env: MODE=cpu
           log: {repo / '.pipegen' / 'logs' / 'env-cwd.log'}
           commands:
-            echo "$GREETING" > out.txt
+            echo "$GREETING from $MODE" > out.txt
             pwd >> out.txt
         """) in out
     assert "  timeout: 1m00s\n" in out
@@ -285,6 +286,7 @@ def test_parallel_steps_run_as_one_shard() -> None:
     assert step_env(_step(parallelism=4, env=(("A", "1"),))) == (
         ("A", "1"), ("BUILDKITE_PARALLEL_JOB", "0"), ("BUILDKITE_PARALLEL_JOB_COUNT", "1"))
     assert step_env(_step()) == ()
+    assert step_env(_step(env=(("A", "1"), ("B", "2"))), ["A=x=y", "HOME"]) == (("A", "x=y"), ("B", "2"))
 
 
 def test_duration() -> None:
