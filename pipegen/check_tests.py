@@ -149,7 +149,10 @@ def _not_covered(step: Step, target: str, chain: list[str]) -> Finding:
     if len(chain) == 1:
         how = "pytest loads this conftest.py for its tests"
     else:
-        how = "imported via " + " -> ".join(chain[:-1])
+        importers = chain[:-1]
+        if len(importers) > 4:  # long chains: the test, its first import, the direct importer
+            importers = importers[:2] + [f"({len(importers) - 3} more)"] + importers[-1:]
+        how = "imported via " + " -> ".join(importers)
     folder = posixpath.dirname(target)
     return Finding("import-not-covered", "warning", step.location,
                    f"a change to {target} would not run step '{declared(step)}' ({how})",

@@ -84,9 +84,31 @@ def render(report: Report, fmt: str) -> str:
     return _text(report)
 
 
+# Text and Markdown show at most this many findings of one code for one step; JSON shows all.
+PER_STEP = 10
+
+
+def shown(findings: Sequence[Finding]) -> list[Finding | str]:
+    """The findings to print, with a line for each run of one code and step that was cut."""
+    out: list[Finding | str] = []
+    seen: dict[tuple[str, str], int] = {}
+    for f in findings:
+        group = (f.code, f.step)
+        seen[group] = seen.get(group, 0) + 1
+        if not f.step or seen[group] <= PER_STEP:
+            out.append(f)
+        elif seen[group] == PER_STEP + 1:
+            total = sum(1 for g in findings if (g.code, g.step) == group)
+            out.append(f"... {total - PER_STEP} more {f.code} for step '{f.step}' (--format json lists all)")
+    return out
+
+
 def _text(report: Report) -> str:
     lines = []
-    for f in report.findings:
+    for f in shown(report.findings):
+        if isinstance(f, str):
+            lines.append(f)
+            continue
         lines.append(f"{f.location}: {f.severity}[{f.code}]: {f.message}")
         if f.fix:
             lines.append(f"    fix: {f.fix}")
@@ -100,7 +122,10 @@ def _markdown(report: Report) -> str:
     if report.findings:
         lines += ["| | code | where | finding | fix |", "|---|---|---|---|---|"]
         icon = {"error": ":x:", "warning": ":warning:", "info": ":information_source:"}
-        for f in report.findings:
+        for f in shown(report.findings):
+            if isinstance(f, str):
+                lines.append(f"| | | | {_cell(f)} | |")
+                continue
             cells = [icon[f.severity], f"`{f.code}`", f"`{f.location}`", _cell(f.message), _cell(f.fix)]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
