@@ -1,0 +1,37 @@
+"""The bit-mask file index agrees with the plain matcher (matching.entry_matches)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipegen.fileindex import FileIndex
+from pipegen.matching import entry_matches
+
+PARTS = st.sampled_from(["a", "ab", "a.b", "b", "tests", "test_x.py", "x.py", "a-b", "a_b"])
+PATHS = st.lists(PARTS, min_size=1, max_size=4).map("/".join)
+ENTRIES = st.one_of(
+    PATHS,
+    PATHS.map(lambda p: p + "/"),
+    PATHS.map(lambda p: p + "*"),
+    PATHS.map(lambda p: p.rsplit("/", 1)[0] + "/**/*.py"),
+    st.sampled_from(["", "/", "a.", "te", "**/x.py"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(paths=st.lists(PATHS, max_size=30), entry=ENTRIES, kind=st.sampled_from(["entry", "raw", "regex"]))
+def test_masks_match_the_plain_rule(paths, entry, kind):
+    if kind == "regex" and "*" in entry:
+        entry = entry.replace("*", ".*")
+    index = FileIndex(paths)
+    expected = sorted(p for p in set(paths) if entry_matches(entry, p, kind))
+    assert index.files(index.matches(entry, kind)) == expected
+
+
+def test_folders_and_names():
+    index = FileIndex(["a/b/c.py", "a/b/d.py", "a/e.py", "f/b/c.py"])
+    assert index.is_dir("a/b") and not index.is_dir("a/e.py") and not index.is_dir("")
+    assert index.children("a") == {"b", "e.py"}
+    assert sorted(index.named("b")) == ["a/b/", "f/b/"]
+    assert sorted(index.named("c.py")) == ["a/b/c.py", "f/b/c.py"]
