@@ -80,7 +80,7 @@ def device_env(environ, ordinal: int | None, vendor: str) -> dict[str, str | Non
     cleared, so no two filters compose: CUDA_VISIBLE_DEVICES on NVIDIA,
     ROCR_VISIBLE_DEVICES (the lowest level) on AMD."""
     if ordinal is None:
-        return {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "", "ROCR_VISIBLE_DEVICES": ""}
+        return dict.fromkeys(VISIBILITY_VARS, "")
     if vendor == "nvidia":
         seen = _split(environ.get("CUDA_VISIBLE_DEVICES", "")) or None
         token = seen[ordinal] if seen else str(ordinal)

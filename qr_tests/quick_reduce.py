@@ -185,10 +185,6 @@ class Codec:
 REFERENCE = Codec()
 
 
-def work_dtype(dtype: torch.dtype, cast_bf16_to_fp16: bool) -> torch.dtype:
-    return torch.float16 if cast_bf16_to_fp16 else dtype
-
-
 def _check_input(inp: torch.Tensor) -> None:
     if inp.dtype not in SUPPORTED_DTYPES:
         raise TypeError(f"quick all-reduce takes fp16 or bf16, got {inp.dtype}")
