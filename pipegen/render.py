@@ -251,8 +251,7 @@ def plan(decl: Declarations, selection: Selection, placed: Sequence[Any], *, uns
     pending = [d.step.key for d in selection.decisions if d.action == "run"]
     for key in pending:
         shown[key] = "run"
-    while pending:
-        key = pending.pop()
+    for key in pending:  # breadth first, in declaration order: the first dependent is named
         for target in by_key[key].depends_on:
             if shown.get(target) != "run":
                 shown[target] = "run"

@@ -1,0 +1,131 @@
+"""Arbitrary user text renders to YAML that reads back exactly (with `$` doubled) and validates."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipegen import fastyaml
+from pipegen.hardware import parse_inventory
+from pipegen.model import ChangeSet, Decision, Declarations, Location, Reason, Selection, Settings, Step
+from pipegen.render import Dollars, check, count_jobs, plan, render, scalar, valid_key
+from pipegen.hardware import jobs
+
+NASTY = ["", " ", "a: b", "- x", "#", "# c", "'", '"', "\\", "\n", "\r\n", "\t", "{{ x }}", "{% if %}", "yes", "no",
+         "null", "~", "0x1", "1e3", "012", ".inf", "true", "Off", "*a", "&a", "!tag", "|", ">", "%", "@", "`",
+         "$FOO", "${FOO}", "$$", "$", "x$", "é", "日本", "🚀", "\u2028", "\u0085", "\ufeff", "\x00", "\x7f", "\u00a0",
+         "---", "...", "? k", ": v", "[a]", "{a: 1}", "a #b", " lead", "trail ", "\\n", "\\u0041", "\ud7ff"]
+text = st.one_of(st.sampled_from(NASTY), st.text(max_size=40),
+                 st.lists(st.sampled_from(NASTY), max_size=4).map("".join))
+
+INVENTORY = parse_inventory({
+    "default": "cpu",
+    "families": {"cpu": {"vendor": "cpu", "queue": "cpu-q", "template": "py"}},
+    "templates": {"py": {"kind": "docker", "image": "python:3.11"}},
+}, "test")
+
+
+def build(labels, commands, env, keys, groups, mode="block"):
+    steps = []
+    for i, label in enumerate(labels):
+        steps.append(Step(key=keys[i], label=label, group=groups[i % len(groups)], location=Location("t.yaml", i + 1),
+                          commands=tuple(commands[i % len(commands)] for _ in range(1)) if commands else (),
+                          env=tuple(env), device="cpu"))
+    decl = Declarations(steps=tuple(steps), settings=Settings(), layout="pipegen")
+    decisions = tuple(Decision(s, "run" if i % 2 == 0 else "block", (Reason("t", "reason $X: ok"),))
+                      for i, s in enumerate(steps))
+    selection = Selection(decisions=decisions, changes=ChangeSet(()))
+    return decl, plan(decl, selection, jobs(decl, INVENTORY), unselected=mode)
+
+
+def unique(values):
+    seen = set()
+    return [v for v in values if not (v in seen or seen.add(v))]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(labels=st.lists(text, min_size=1, max_size=4), commands=st.lists(text, min_size=1, max_size=3),
+       env=st.lists(st.tuples(text, text), max_size=3).map(lambda pairs: list(dict(pairs).items())),
+       keys=st.lists(text, min_size=4, max_size=4), groups=st.lists(text, min_size=1, max_size=2),
+       mode=st.sampled_from(["block", "skip"]))
+def test_user_text_reads_back_exactly_and_validates(labels, commands, env, keys, groups, mode):
+    keys = unique(keys + [f"k{i}" for i in range(8)])[: len(labels)]
+    decl, result = build(labels, commands, env, keys, groups, mode)
+    text = render(result)
+    data = check(text)  # Buildkite's schema, unique keys, depends_on targets, job limit
+    assert yaml.safe_load(text) == data == fastyaml.load(text)
+    d = Dollars()
+    found = []
+    for entry in data["steps"]:
+        found += entry["steps"] if "group" in entry else [entry]
+        if "group" in entry:
+            assert entry["group"] in {d(g) for g in groups}
+    declared_by_key = {row.key: row.step for row in result.rows}
+    commands_steps = [s for s in found if "commands" in s]
+    assert len(commands_steps) == len(labels)  # one group per declared group: order is by group
+    for step in commands_steps:
+        declared = declared_by_key[step["key"]]
+        assert step["label"] == d(declared.label)
+        assert step["commands"][1::2] == [d(c) for c in declared.commands]
+        assert step.get("env", {}) == {d(k): d(v) for k, v in env}
+        if "skip" in step:
+            assert len(step["skip"]) <= 70
+    assert len({s["key"] for s in found}) == len(found)
+
+
+@given(st.text(max_size=200))
+def test_keys_are_always_valid(key):
+    out = valid_key(key)
+    import re
+
+    assert re.fullmatch(r"[A-Za-z0-9_:\-]+", out) and len(out) <= 100
+    assert not re.fullmatch(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", out)
+    assert valid_key(key) == out  # deterministic
+    if re.fullmatch(r"[A-Za-z0-9_:\-]{1,100}", key) and not key.startswith("-") and not key.endswith("-") \
+            and len(key) <= 91:
+        assert out == key or out == key + "-k"
+
+
+leaf = st.one_of(text, st.integers(-10**6, 10**6), st.booleans(), st.none())
+structure = st.recursive(leaf, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                       st.dictionaries(text, inner, max_size=3)), max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(structure)
+def test_scalars_and_structures_read_back(value):
+    from pipegen.render import block, flow
+
+    assert yaml.safe_load("v: " + scalar(value)) == {"v": value}
+    assert yaml.safe_load("v: " + flow(value)) == {"v": value}
+    assert json.loads(flow(value)) == value  # flow style is JSON, so the fast reader can take it
+    if isinstance(value, (dict, list)) and value:
+        lines = "v:\n" + block(value, 2)
+        assert yaml.safe_load(lines) == {"v": value} == fastyaml.load(lines)
+
+
+@settings(max_examples=300, deadline=None)
+@given(structure)
+def test_fast_reader_agrees_with_pyyaml_or_steps_aside(value):
+    from pipegen.render import block
+
+    for doc in ("v: " + scalar(value), "v:\n" + block(value, 2), "- " + scalar(value) + "\n- x: 1\n  y:\n  - 2"):
+        assert fastyaml.load(doc) == yaml.safe_load(doc)
+
+
+def test_fast_reader_hands_other_yaml_to_pyyaml():
+    for doc in ["a: &x 1\nb: *x\n", "a: |\n  text\n", "a: 'single'\n", "a:\n- 1\n- 2\n", "a: 1.5\n", "a: yes\n",
+                "a: b # c\n", "a:\tb\n", "? a\n: b\n", "a: [1, 2.5]\n", "a: \"x\\x41\"\n", "- - 1\n  - 2\n- 3\n",
+                "a: \"\\ud83d\\ude00\"\n", "a: \"multi\n  line\"\n", "a: plain\n  continued\n", "a: 0x1\n"]:
+        try:
+            expected = yaml.load(doc, Loader=yaml.CSafeLoader)  # what the fallback uses
+        except yaml.YAMLError:
+            try:
+                fastyaml.load(doc)
+            except yaml.YAMLError:
+                continue
+            raise AssertionError(f"the fast reader accepted invalid YAML {doc!r}") from None
+        assert fastyaml.load(doc) == expected, doc
