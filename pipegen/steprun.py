@@ -79,7 +79,7 @@ def run_all(runs: Sequence[Planned], progress: Progress, keep_going: bool, envir
             progress.start(n, planned)
             result = run_step(planned, {**environ, **dict(planned.env)}, progress.tick)
             progress.end(n, result)
-            if result.status != "passed":
+            if result.status in ("failed", "timed out"):
                 _show_log(progress.out, planned.log)
             results.append(result)
             if result.status == "interrupted":
@@ -90,8 +90,7 @@ def run_all(runs: Sequence[Planned], progress: Progress, keep_going: bool, envir
 
 
 def run_step(planned: Planned, env: Mapping[str, str], tick: Callable[[float], None]) -> Result:
-    os.makedirs(os.path.dirname(planned.log) or ".", exist_ok=True)
-    _ignore_in_git(os.path.dirname(planned.log))
+    _make_log_folder(os.path.dirname(os.path.abspath(planned.log)))
     start = time.monotonic()
     with open(planned.log, "wb") as log:
         try:
@@ -164,12 +163,14 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _ignore_in_git(folder: str) -> None:
-    # Logs must not become "uncommitted work" that selects steps on the next run.
-    marker = os.path.join(folder, ".gitignore")
-    if not os.path.exists(marker):
-        with open(marker, "w") as f:
-            f.write("# written by pipegen run\n*\n")
+def _make_log_folder(folder: str) -> None:
+    if os.path.isdir(folder):
+        return
+    os.makedirs(folder)
+    # A folder we create holds only logs: git must ignore them, or the next
+    # run would count them as uncommitted work that selects steps.
+    with open(os.path.join(folder, ".gitignore"), "w") as f:
+        f.write("# written by pipegen run\n*\n")
 
 
 def _show_log(out: TextIO, path: str) -> None:

@@ -109,11 +109,13 @@ def test_failure_shows_the_log_and_stops_the_rest(repo: Path) -> None:
 
 
 def test_keep_going_runs_the_rest(repo: Path, tmp_path: Path) -> None:
+    (tmp_path / "logs").mkdir()
     code, out = run(repo, "--files-from", changed(tmp_path, "sub/x.py"), "--keep-going",
                     "--log-dir", str(tmp_path / "logs"))
     assert code == 1
     assert (repo / "passed.txt").read_text() == "ok\n"
     assert (tmp_path / "logs" / "fails.log").read_text() == "before\n"
+    assert not (tmp_path / "logs" / ".gitignore").exists()  # only a folder pipegen creates gets one
     table = out[out.index("step "):]
     assert [line.split()[:3] for line in table.splitlines()[1:4]] == [
         ["env-cwd", "cpu", "passed"], ["fails", "cpu", "failed"], ["passes", "cpu", "passed"]]
