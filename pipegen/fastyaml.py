@@ -90,16 +90,18 @@ def _string(text: str, start: int) -> tuple[str, int]:
 
 class Reader:
     def __init__(self, text: str):
+        if "\t" in text or "\r" in text or " \n" in text or text.endswith(" "):
+            raise NotInDialect("tabs, carriage returns or trailing spaces")
         lines = []
         for number, line in enumerate(text.split("\n"), 1):
             body = line.lstrip(" ")
-            if not line.strip() or body.startswith("#"):
-                continue
-            if "\t" in line[: len(line) - len(body)] or body.startswith(("\t", "---", "...", "%")):
-                raise NotInDialect(f"line {number}")
-            if body.endswith(" ") or "\r" in body:
-                raise NotInDialect(f"line {number}")
-            lines.append([len(line) - len(body), body, number])
+            if body:
+                first = body[0]
+                if first == "#":
+                    continue
+                if first == "%" or (first in "-." and body[:3] in ("---", "...")):
+                    raise NotInDialect(f"line {number}: a directive or document marker")
+                lines.append([len(line) - len(body), body, number])
         self.lines = lines
         self.pos = 0
 
@@ -122,10 +124,17 @@ class Reader:
     def sequence(self, column: int) -> list[Any]:
         out: list[Any] = []
         lines = self.lines
-        while self.pos < len(lines) and lines[self.pos][0] == column:
+        count = len(lines)
+        while self.pos < count and lines[self.pos][0] == column:
             line = lines[self.pos]
             body = line[1]
-            if not (body == "-" or body.startswith("- ")):
+            if body[:3] == '- "':  # the hot path: one quoted string per line (commands)
+                value, end = _string(body, 2)
+                if end == len(body):
+                    out.append(value)
+                    self.pos += 1
+                    continue
+            elif not (body == "-" or body.startswith("- ")):
                 break
             rest = body[2:]
             if not rest.strip():

@@ -60,6 +60,10 @@ class Safe(str):
 
 def scalar(value: Any) -> Safe:
     """Any value as a YAML scalar that parses back to exactly that value."""
+    if type(value) is str:  # the common case first
+        if _PLAIN.match(value) and value.lower() not in SPECIAL_WORDS:
+            return Safe(value)
+        return Safe('"' + _UNSAFE.sub(_escape_char, value) + '"')
     if isinstance(value, Safe):
         return value
     if value is None:
@@ -614,14 +618,18 @@ def _check_graph(data: dict[str, Any], limit: int) -> None:
 @dataclass
 class Rendered:
     text: str
-    annotation: str
     plan: Plan
+
+    @property
+    def annotation(self) -> str:
+        from pipegen.annotate import annotation
+
+        return annotation(self.plan)
 
 
 def render_pipeline(decl: Declarations, selection: Selection, *, unselected: str | None = None,
                     templates: str | None = None, limit: int = JOB_LIMIT) -> Rendered:
     """Declarations + decisions -> validated YAML and its annotation. Pure but for reading templates."""
-    from pipegen.annotate import annotation
     from pipegen.hardware import jobs, load_inventory
 
     inventory = load_inventory(decl)
@@ -629,7 +637,7 @@ def render_pipeline(decl: Declarations, selection: Selection, *, unselected: str
     result = plan(decl, selection, placed, unselected=unselected, limit=limit)
     text = render(result, templates)
     check(text, limit)
-    return Rendered(text=text, annotation=annotation(result), plan=result)
+    return Rendered(text=text, plan=result)
 
 
 def run(args: Any, *, unselected: str | None, templates: str | None, annotation_file: str | None,
