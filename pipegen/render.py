@@ -487,9 +487,24 @@ def environment(templates: str | None = None) -> Any:
     if folder:
         from jinja2 import FileSystemBytecodeCache
 
+        class QuietCache(FileSystemBytecodeCache):
+            """A cache that is only an optimisation: an unreadable or unwritable one is no error."""
+
+            def load_bytecode(self, bucket: Any) -> None:
+                try:
+                    super().load_bytecode(bucket)
+                except (OSError, ValueError, EOFError):
+                    bucket.reset()
+
+            def dump_bytecode(self, bucket: Any) -> None:
+                try:
+                    super().dump_bytecode(bucket)
+                except OSError:
+                    pass
+
         try:
             os.makedirs(os.path.join(folder, "jinja"), exist_ok=True)
-            bytecode_cache = FileSystemBytecodeCache(os.path.join(folder, "jinja"))
+            bytecode_cache = QuietCache(os.path.join(folder, "jinja"))
         except OSError:
             bytecode_cache = None
     env = Environment(

@@ -456,3 +456,27 @@ def test_vllm_run_everything_fits_in_one_upload(tmp_path):
     result = render(FIXTURE, "--annotation", str(note), files=".buildkite/test_areas/lora.yaml\n")
     assert result.exit_code == 0
     assert "of 500 jobs" in note.read_text()
+
+
+def test_an_unusable_cache_is_no_error(repo, tmp_path):
+    cache = tmp_path / "not-a-folder"
+    cache.write_text("a file where the cache folder should be")
+    result = render(repo, "--all", env={"PIPEGEN_CACHE_DIR": str(cache)})
+    assert result.exit_code == 0, result.stderr
+    assert_valid(result.stdout)
+
+
+def test_the_wheel_ships_templates_and_the_vllm_inventory(tmp_path):
+    """A non-editable `pip install .` finds the templates (package pipegen.templates) and data."""
+    import zipfile
+
+    pytest.importorskip("setuptools")
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(ROOT),
+                           "-w", str(tmp_path)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot build a wheel here: {proc.stderr.strip()[-300:]}")
+    names = zipfile.ZipFile(next(tmp_path.glob("pipegen-*.whl"))).namelist()
+    shipped = {n for n in names if n.startswith(("pipegen/templates/", "pipegen/data/"))}
+    expected = {f"pipegen/templates/{p.name}" for p in (ROOT / "templates").glob("*.j2")}
+    assert expected and expected <= shipped
+    assert "pipegen/data/vllm-hardware.yaml" in shipped
