@@ -3,7 +3,8 @@
 The schema is the copy vendored by check-jsonschema
 (`check_jsonschema/builtin_schemas/vendor/buildkite.json`: Buildkite's
 github.com/buildkite/pipeline-schema, draft-07, kept current by
-check-jsonschema's releases; pipegen depends on check-jsonschema for it).
+check-jsonschema's releases; pipegen depends on check-jsonschema for it; written
+against check-jsonschema 0.39.0, whose copy has sha256 da8e5f1e0413b975...).
 It is found without importing check_jsonschema, compiled once to Python by
 fastjsonschema and cached (marshalled code, keyed by the schema's sha256),
 so a run pays about a millisecond for validation instead of ~100 ms for

@@ -21,11 +21,9 @@ vLLM preset leaves every `$` as it is.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import sys
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from pipegen.errors import OutputError, UsageError
@@ -173,6 +171,8 @@ def valid_key(key: str) -> str:
     """
     out = _KEY_BAD.sub("-", key).strip("-") or "step"
     if len(out) > KEY_MAX or out != key and len(out) > KEY_MAX - 9:
+        import hashlib
+
         digest = hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:8]
         out = out[: KEY_MAX - 9].rstrip("-") + "-" + digest
     if _UUID.match(out):
@@ -207,32 +207,43 @@ def _unique(key: str, used: set[str]) -> str:
 # --------------------------------------------------------------------------- plan
 
 
-@dataclass
 class Row:
     """One step as the annotation shows it."""
 
-    step: Step
-    key: str  # rendered key
-    hardware: str
-    queue: str
-    action: str  # run | blocked | skip-step | omitted | left out
-    reason: str
-    decision: Decision
+    __slots__ = ("step", "key", "hardware", "queue", "action", "reason", "decision")
+
+    def __init__(self, step: Step, key: str, hardware: str, queue: str, action: str, reason: str,
+                 decision: Decision):
+        self.step = step
+        self.key = key  # rendered key
+        self.hardware = hardware
+        self.queue = queue
+        self.action = action  # run | blocked | skip-step | omitted | left out
+        self.reason = reason
+        self.decision = decision
 
 
-@dataclass
 class Plan:
-    """What goes into the pipeline: groups of items (dicts for the templates), and why."""
+    """What goes into the pipeline: groups of items (dicts for the templates), and why.
 
-    entries: list[dict[str, Any]]  # top level: {"group": name|None, "steps": [item, ...]}
-    rows: list[Row]
-    selection: Selection
-    unselected: str
-    jobs: int = 0  # Buildkite jobs in the upload (groups, blocks, commands x parallelism)
-    limit: int = JOB_LIMIT
-    folded: list[str] = field(default_factory=list)  # keys omitted to stay under the limit
-    renamed: list[tuple[str, str]] = field(default_factory=list)  # (declared, rendered) keys
-    notes: list[str] = field(default_factory=list)
+    entries: top level, in order: {"group": name or None, "steps": [item, ...]};
+    rows: one Row per declared step; jobs: Buildkite jobs in the upload (groups,
+    blocks, commands times parallelism); folded: keys omitted to stay under the
+    limit; renamed: (declared, rendered) keys.
+    """
+
+    def __init__(self, entries: list[dict[str, Any]], rows: list[Row], selection: Selection, unselected: str,
+                 jobs: int = 0, limit: int = JOB_LIMIT, folded: list[str] | None = None,
+                 renamed: list[tuple[str, str]] | None = None):
+        self.entries = entries
+        self.rows = rows
+        self.selection = selection
+        self.unselected = unselected
+        self.jobs = jobs
+        self.limit = limit
+        self.folded = folded or []
+        self.renamed = renamed or []
+        self.notes: list[str] = []
 
 
 def plan(decl: Declarations, selection: Selection, placed: Sequence[Any], *, unselected: str | None = None,
@@ -630,10 +641,12 @@ def _check_graph(data: dict[str, Any], limit: int) -> None:
 # --------------------------------------------------------------------------- the command
 
 
-@dataclass
 class Rendered:
-    text: str
-    plan: Plan
+    """The validated text of a pipeline, and the plan it came from (for the annotation)."""
+
+    def __init__(self, text: str, plan: Plan):
+        self.text = text
+        self.plan = plan
 
     @property
     def annotation(self) -> str:

@@ -480,3 +480,17 @@ def test_the_wheel_ships_templates_and_the_vllm_inventory(tmp_path):
     expected = {f"pipegen/templates/{p.name}" for p in (ROOT / "templates").glob("*.j2")}
     assert expected and expected <= shipped
     assert "pipegen/data/vllm-hardware.yaml" in shipped
+
+
+def test_interpolate_keeps_listed_variables_for_upload_time(tmp_path):
+    repo = make_repo(tmp_path, """
+        steps:
+          - label: "Build $BUILDKITE_COMMIT for $USER"
+            key: build
+            commands: ["echo ${BUILDKITE_COMMIT:0:7} $BUILDKITE_COMMIT $HOME $$"]
+            env: {TAG: "$BUILDKITE_COMMIT-$RANDOM"}
+        """, config="interpolate: [BUILDKITE_COMMIT]\n")
+    step = by_key(assert_valid(render(repo, "--all").stdout))["build"]
+    assert step["label"] == "Build $BUILDKITE_COMMIT for $$USER"
+    assert step["commands"][-1] == "echo ${BUILDKITE_COMMIT:0:7} $BUILDKITE_COMMIT $$HOME $$$$"
+    assert step["env"] == {"TAG": "$BUILDKITE_COMMIT-$$RANDOM"}
