@@ -172,14 +172,22 @@ def all_reduce_bound(inputs, level: Level, cast_bf16_to_fp16: bool = True):
     e1 = sum(codec_bound(w.to(t), level, t) for w in ws)
     partial = sum(w.abs() for w in ws) + e1
     sum_err = 1.01 * (len(ws) - 1) * UNIT[t] * partial
-    reach = sum(ws).abs() + e1 + sum_err  # |S| can be this large
+    reach = sum(ws).abs() + e1 + sum_err  # |S| is at most this
+    floor = (sum(ws).abs() - e1 - sum_err).clamp_min(0)  # and at least this
     bound = e1 + sum_err
     if level is not Level.FP:
-        n, r = reach.numel(), 2 ** (BITS[level] - 1)
-        blocks = torch.nn.functional.pad(reach, (0, -n % 64)).view(-1, 32, 2)
-        s2 = (blocks.amax(1, keepdim=True).expand_as(blocks).reshape(-1)[:n]) / r
+        n, r, u = reach.numel(), 2 ** (BITS[level] - 1), UNIT[t]
+
+        def block_max(v):
+            blocks = torch.nn.functional.pad(v, (0, -n % 64)).view(-1, 32, 2)
+            return blocks.amax(1, keepdim=True).expand_as(blocks).reshape(-1)[:n]
+
+        s2 = block_max(reach) / r
         stage2 = codec_bound(torch.zeros(n, dtype=torch.float64), level, t)  # constants
-        bound = bound + s2 * (1 + UNIT[t]) + 4.1 * UNIT[t] * reach + stage2
+        bound = bound + s2 * (1 + u) + 4.1 * u * reach + stage2
+        if t == torch.float16:  # the sum's block may be small enough to saturate enc
+            s2_lo = block_max(floor) / r
+            bound = bound + reach * (1 - FP16_MAX * s2_lo * (1 - 3 * u)).clamp_min(0)
     if cast:
         bound = bound + sum((w - x).abs() for w, x in zip(ws, xs))
         bound = bound + UNIT[torch.bfloat16] * (exact.abs() + bound)
