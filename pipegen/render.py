@@ -411,8 +411,7 @@ def _command(step: Step, job: Any, key: str, depends: list[str], dollars: Dollar
         lines = cd + setup
         for index, command in enumerate(commands, 1):
             lines += [_banner(index, len(commands), command), command]
-    plain = template.kind == "plain" and not template.file
-    plugin = None if step.no_plugin or multi_node or plain else template
+    plugin = None if step.no_plugin or multi_node else template  # plain.j2 renders no plugin by default
     return {
         "type": "command",
         "label": dollars(step.label),
@@ -536,13 +535,13 @@ def environment(templates: str | None = None) -> Any:
     return env
 
 
-def render(result: Plan, templates: str | None = None, *, header: str = "") -> str:
+def render(result: Plan, templates: str | None = None) -> str:
     """The plan as YAML text (not yet validated)."""
     from jinja2 import TemplateError
 
     env = environment(templates)
     try:
-        return env.get_template("pipeline.j2").render(entries=result.entries, plan=result, header=header)
+        return env.get_template("pipeline.j2").render(entries=result.entries, plan=result)
     except TemplateError as exc:
         where = _template_frame(exc)
         raise UsageError(f"template error in {where}: {exc}",

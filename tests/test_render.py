@@ -494,3 +494,12 @@ def test_interpolate_keeps_listed_variables_for_upload_time(tmp_path):
     assert step["label"] == "Build $BUILDKITE_COMMIT for $$USER"
     assert step["commands"][-1] == "echo ${BUILDKITE_COMMIT:0:7} $BUILDKITE_COMMIT $$HOME $$$$"
     assert step["env"] == {"TAG": "$BUILDKITE_COMMIT-$$RANDOM"}
+
+
+def test_plain_families_get_plugins_only_from_an_override(repo, tmp_path):
+    assert "plugins" not in by_key(assert_valid(render(repo, "--all").stdout))["script"]
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "plain.j2").write_text("- cache#v1.0.0:\n    paths: [.venv]\n")
+    step = by_key(assert_valid(render(repo, "--all", "--templates", str(mine)).stdout))["script"]
+    assert step["plugins"] == [{"cache#v1.0.0": {"paths": [".venv"]}}]
