@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -44,20 +45,49 @@ def _case_id(case) -> str:
                     + [f"{k}={v}" for k, v in env.items()])
 
 
+def _descendants(pid: int) -> list[int]:
+    """Processes below `pid`, from /proc (Linux): torchrun starts each rank in a session of
+    its own, so killing the launcher's process group would leave the ranks running."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process has exited
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
+
+
+def _signal_all(pids: list[int], sig: signal.Signals) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
 def launch(script: str, world: int, env: dict[str, str], extra_env: dict[str, str]):
     """Run `torchrun --standalone` (it picks a free port) and return (returncode, output).
 
-    The launcher and its ranks get their own session, so on timeout the whole process
-    group is killed and no rank is left behind."""
+    On timeout each rank is first asked for its Python stack (SIGUSR1, faulthandler), so
+    the failure shows where it hung, then the launcher and every rank are killed."""
     child_env = {k: v for k, v in os.environ.items() if k not in PARALLEL_VARS}
     child_env.update(OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", **extra_env, **env)
     cmd = [*TORCHRUN, "--standalone", f"--nproc-per-node={world}", f"qr_tests/{script}"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=child_env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                            stderr=subprocess.STDOUT, text=True)
     try:
         out, _ = proc.communicate(timeout=LAUNCH_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        ranks = _descendants(proc.pid)
+        _signal_all(ranks, signal.SIGUSR1)
+        time.sleep(1)
+        _signal_all([proc.pid, *ranks], signal.SIGKILL)
         out, _ = proc.communicate()
         pytest.fail(f"{' '.join(cmd)} timed out after {LAUNCH_TIMEOUT_S} s; output:\n{out}")
     return proc.returncode, out

@@ -6,7 +6,9 @@ size fails in a fraction of a second instead of after the ~2 s import on every r
 
 from __future__ import annotations
 
+import faulthandler
 import os
+import signal
 import sys
 from dataclasses import dataclass
 
@@ -139,6 +141,7 @@ def layout_from_env(env, model: ModelConfig) -> Layout:
 def main(model: ModelConfig) -> int:
     """Entry point of both examples: one line and exit status 2 for a bad layout, 1 when the
     ranks disagree, 0 when every check passed."""
+    faulthandler.register(signal.SIGUSR1)  # a timed-out test asks each rank where it hangs
     try:
         layout = layout_from_env(os.environ, model)
     except ConfigError as err:

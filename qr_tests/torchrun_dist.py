@@ -41,12 +41,11 @@ def init_distributed() -> torch.device:
         torch.cuda.set_device(device)
         # TF32 would round matmul inputs to 10 mantissa bits, far outside FP32_REL_BOUND.
         torch.backends.cuda.matmul.allow_tf32 = False
-    if torch.torch_version.TorchVersion(torch.__version__) < (2, 6):
-        # Before 2.6 an unnamed backend meant nccl whenever the build had it, even on a host
-        # without a GPU (pytorch#117746); name what 2.6+ picks by itself instead.
-        dist.init_process_group("cpu:gloo,cuda:nccl" if device.type == "cuda" else "gloo")
-    else:
-        dist.init_process_group()  # the device's default: nccl (RCCL on ROCm) or gloo on CPU
+    # No backend, so each machine runs its own: from torch 2.6 the detected accelerator's
+    # (nccl, which is RCCL on ROCm; gloo on CPU). 2.4 and 2.5 register gloo for CPU plus nccl
+    # when CUDA is available (pytorch#119149, in 2.3), so CUDA tensors go over nccl there too
+    # and no version needs a named backend.
+    dist.init_process_group()
     return device
 
 
