@@ -503,3 +503,22 @@ def test_plain_families_get_plugins_only_from_an_override(repo, tmp_path):
     (mine / "plain.j2").write_text("- cache#v1.0.0:\n    paths: [.venv]\n")
     step = by_key(assert_valid(render(repo, "--all", "--templates", str(mine)).stdout))["script"]
     assert step["plugins"] == [{"cache#v1.0.0": {"paths": [".venv"]}}]
+
+
+def test_the_bootstrap_pipeline_is_valid_and_renders_with_pipegen():
+    data = assert_valid((ROOT / ".buildkite" / "pipeline.yaml").read_text())
+    commands = " ".join(data["steps"][0]["commands"])
+    assert "pipegen render --annotation" in commands and "buildkite-agent pipeline upload" in commands
+    assert "buildkite-agent annotate" in commands
+
+
+def test_readme_main_job_command_at_the_repository_root():
+    """`pipegen render` with no options, as the README's main job runs it (CI: committed work only)."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    proc = subprocess.run([sys.executable, "-m", "pipegen", "render"], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "CI": "true", "PIPEGEN_CACHE_DIR": ""})
+    assert proc.returncode == 0, proc.stderr
+    steps = by_key(assert_valid(proc.stdout))
+    assert {"pipegen-tests", "quick-reduce-mi355-x2", "torchrun-4-cpu"} <= {
+        k.removeprefix("block-") for k in steps}
