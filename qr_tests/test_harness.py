@@ -63,9 +63,9 @@ def test_rank_exception_becomes_the_failure():
 def test_hung_rank_is_named_and_killed_with_its_children(tmp_path):
     pid_file = tmp_path / "grandchild.pid"
     with pytest.raises(RankTimeout) as info:
-        run_ranks(hang_on_rank_one, 2, (str(pid_file),), timeout=3)
+        run_ranks(hang_on_rank_one, 2, (str(pid_file),), timeout=4)
     text = str(info.value)
-    assert text.startswith("rank(s) [1] of 2 still running after 3 s")
+    assert text.startswith("rank(s) [1] of 2 still running after 4 s")
     assert "hang_on_rank_one" in text  # the stack dumped before the kill
     deadline = time.monotonic() + 5
     pid = int(pid_file.read_text())
