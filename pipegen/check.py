@@ -110,7 +110,8 @@ def check_repository(root: str, config: str | None, *, tracked_files: str | None
                      environ: Mapping[str, str], orphans: bool = False, strict_mode: bool = False) -> Report:
     """Load everything `check` needs from the repository at `root`, and check it."""
     from pipegen.declarations import load
-    from pipegen.hardware import load_inventory, place
+    from pipegen.hardware import place
+    from pipegen.inventory import load_inventory
     from pipegen.yamlio import load_file
 
     decl = load(root, config)

@@ -24,7 +24,8 @@ from typing import Callable, Literal, Mapping, Sequence, TextIO
 from pipegen.commands_extract import map_workdir
 from pipegen.detect import Machine, machine as this_machine
 from pipegen.errors import DeclarationError, UsageError
-from pipegen.hardware import Inventory, load_inventory, place
+from pipegen.hardware import Inventory, place
+from pipegen.inventory import load_inventory
 from pipegen.junit import Case
 from pipegen.model import Declarations, Selection, Step
 from pipegen.pipeline import SelectArgs, load_declarations, select

@@ -8,15 +8,11 @@ The stages:
               user's --templates DIR that overrides any of them);
   check()     the text parsed back and validated against Buildkite's schema,
               unique keys, known depends_on targets and the job limit; any
-              problem is an OutputError and nothing is printed.
+              problem is an OutputError and nothing is printed (pipeline_check.py).
 
 No user string reaches the YAML raw: every `{{ expression }}` in a template
-goes out through `scalar()` (a JSON-style double-quoted YAML string) unless
-it is explicitly marked safe. A `$` in user text (labels, commands, env,
-working_dir, group names) is doubled so that it reaches the job's shell as
-written, except variables listed in the config's `interpolate:`. vLLM's
-files are written in Buildkite's syntax already (they spell `$$VAR`), so the
-vLLM preset leaves every `$` as it is.
+goes out through `scalar()` unless it is explicitly marked safe, and `$` in
+user text is doubled as the config asks (yamlout.py says how and why).
 """
 
 from __future__ import annotations
@@ -24,185 +20,16 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from pipegen.errors import OutputError, UsageError
-from pipegen.fastyaml import _PLAIN, SPECIAL_WORDS
 from pipegen.model import Decision, Declarations, Selection, Step
+from pipegen.pipeline_check import JOB_LIMIT, check
+from pipegen.yamlout import Dollars, Safe, block, dollars_for, flow, key_map, scalar, unique_key, valid_key
 
-JOB_LIMIT = 500  # buildkite-agent pipeline upload refuses more jobs in one upload
 SKIP_MAX = 70  # Buildkite: `skip` reason at most 70 characters
-KEY_MAX = 100
 LOST_AGENT = {"exit_status": -1, "limit": 1}
 UNSELECTED = ("block", "skip", "omit")
-
-# --------------------------------------------------------------------------- YAML scalars
-
-# Characters that cannot stand raw inside a double-quoted YAML scalar, or that a
-# YAML reader would fold or drop: controls, NEL and the Unicode line separators,
-# the BOM, non-characters, lone surrogates; plus the quote and the backslash.
-_UNSAFE = re.compile("[\x00-\x1f\"\\\\\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}  # JSON-compatible escapes
-
-
-def _escape_char(match: re.Match[str]) -> str:
-    char = match.group()
-    return _ESCAPES.get(char) or f"\\u{ord(char):04x}"
-
-
-class Safe(str):
-    """Text that is already YAML (a quoted scalar, a flow collection): emitted as is."""
-
-    __slots__ = ()
-
-
-def scalar(value: Any) -> Safe:
-    """Any value as a YAML scalar that parses back to exactly that value."""
-    if type(value) is str:  # the common case first
-        if _PLAIN.match(value) and value.lower() not in SPECIAL_WORDS:
-            return Safe(value)
-        return Safe('"' + _UNSAFE.sub(_escape_char, value) + '"')
-    if isinstance(value, Safe):
-        return value
-    if value is None:
-        return Safe("null")
-    if value is True or value is False:
-        return Safe("true" if value else "false")
-    if isinstance(value, int):
-        return Safe(str(value))
-    if isinstance(value, float):
-        return Safe(repr(value)) if value == value and value not in (float("inf"), float("-inf")) else \
-            Safe('"' + repr(value) + '"')
-    if isinstance(value, (dict, list, tuple)):
-        return flow(value)
-    text = str(value)
-    if _PLAIN.match(text) and text.lower() not in SPECIAL_WORDS:
-        return Safe(text)  # a plain word every YAML reader takes as this string
-    return quoted(text)
-
-
-def quoted(text: str) -> Safe:
-    """A JSON-style double-quoted YAML string (valid JSON too)."""
-    return Safe('"' + _UNSAFE.sub(_escape_char, text) + '"')
-
-
-def flow(value: Any) -> Safe:
-    """A structure as YAML flow style, written as JSON (strings always quoted)."""
-    if isinstance(value, dict):
-        return Safe("{" + ", ".join(f"{quoted(str(k))}: {flow(v)}" for k, v in value.items()) + "}")
-    if isinstance(value, (list, tuple)):
-        return Safe("[" + ", ".join(flow(v) for v in value) + "]")
-    if isinstance(value, str):
-        return quoted(value)
-    return scalar(value)
-
-
-def block(value: Any, indent: int = 0) -> Safe:
-    """A structure as block-style YAML lines at `indent` spaces, every leaf through scalar()."""
-    return Safe("\n".join(_block_lines(value, indent)))
-
-
-def _block_lines(value: Any, indent: int) -> list[str]:
-    pad = " " * indent
-    if isinstance(value, dict) and value:
-        out = []
-        for key, item in value.items():
-            if isinstance(item, (dict, list, tuple)) and item:
-                out.append(f"{pad}{scalar(str(key))}:")
-                out += _block_lines(item, indent + 2)
-            else:
-                out.append(f"{pad}{scalar(str(key))}: {scalar(item)}")
-        return out
-    if isinstance(value, (list, tuple)) and value:
-        out = []
-        for item in value:
-            if isinstance(item, (dict, list, tuple)) and item:
-                inner = _block_lines(item, indent + 2)
-                out.append(f"{pad}- {inner[0].lstrip()}")
-                out += inner[1:]
-            else:
-                out.append(f"{pad}- {scalar(item)}")
-        return out
-    return [pad + scalar(value)]
-
-
-_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)|([A-Za-z_][A-Za-z0-9_]*))?")
-
-
-class Dollars:
-    """Upload-time interpolation: `$` doubled except for the variables to keep."""
-
-    def __init__(self, keep: Iterable[str] = ()):
-        self.keep = frozenset(keep)
-        self.all = "*" in self.keep
-
-    def __call__(self, text: str) -> str:
-        if self.all or "$" not in text:
-            return text
-        if not self.keep:
-            return text.replace("$", "$$")
-        return _VARIABLE.sub(self._one, text)
-
-    def _one(self, match: re.Match[str]) -> str:
-        name = match.group(1) or match.group(2)
-        return match.group() if name in self.keep else "$" + match.group()
-
-
-def dollars_for(decl: Declarations) -> Dollars:
-    settings = decl.settings
-    keep = settings.interpolate
-    if not keep and (settings.preset == "vllm" or decl.layout in ("vllm", "legacy")):
-        keep = ("*",)  # vLLM's files are written in Buildkite's syntax
-    return Dollars(keep)
-
-
-# --------------------------------------------------------------------------- keys
-
-_KEY_BAD = re.compile(r"[^A-Za-z0-9_:\-]+")
-_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-
-
-def valid_key(key: str) -> str:
-    """A Buildkite key for `key`: same text when valid, else a deterministic valid one.
-
-    Allowed: letters, digits, `_`, `-`, `:` (the schema also allows `$`, `{`, `}`
-    for interpolation, and `.`/`,` in newer versions; pipegen never emits them).
-    At most 100 characters (long keys keep a hash of the whole), never UUID-like.
-    """
-    out = _KEY_BAD.sub("-", key).strip("-") or "step"
-    if len(out) > KEY_MAX or out != key and len(out) > KEY_MAX - 9:
-        import hashlib
-
-        digest = hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-        out = out[: KEY_MAX - 9].rstrip("-") + "-" + digest
-    if _UUID.match(out):
-        out += "-k"
-    return out
-
-
-def key_map(steps: Sequence[Step]) -> dict[str, str]:
-    """Declared key -> unique valid key, in declaration order (deterministic)."""
-    out: dict[str, str] = {}
-    used: set[str] = set()
-    for step in steps:
-        candidate = valid_key(step.key)
-        final, n = candidate, 2
-        while final in used:
-            final = f"{candidate[: KEY_MAX - len(str(n)) - 1]}-{n}"
-            n += 1
-        used.add(final)
-        out[step.key] = final
-    return out
-
-
-def _unique(key: str, used: set[str]) -> str:
-    final, n = key, 2
-    while final in used:
-        final = f"{key[: KEY_MAX - len(str(n)) - 1]}-{n}"
-        n += 1
-    used.add(final)
-    return final
-
 
 # --------------------------------------------------------------------------- plan
 
@@ -255,7 +82,7 @@ def plan(decl: Declarations, selection: Selection, placed: Sequence[Any], *, uns
     dollars = dollars_for(decl)
     keys = key_map(decl.steps)
     used = set(keys.values())
-    block_keys = {s.key: _unique(valid_key("block-" + keys[s.key]), used) for s in decl.steps}
+    block_keys = {s.key: unique_key(valid_key("block-" + keys[s.key]), used) for s in decl.steps}
     jobs_by_key = {job.step.key: job for job in placed}
     decisions = {d.step.key: d for d in selection.decisions}
     by_key = decl.by_key()
@@ -564,79 +391,6 @@ def _template_frame(exc: Exception) -> str:
     return f"{shown}:{line}" if line else shown
 
 
-# --------------------------------------------------------------------------- checking
-
-
-def check(text: str, limit: int = JOB_LIMIT) -> dict[str, Any]:
-    """Parse the rendered text back and validate it; an OutputError when Buildkite would refuse it."""
-    import yaml
-
-    from pipegen.fastyaml import load
-
-    try:
-        data = load(text)
-    except yaml.YAMLError as exc:
-        raise OutputError(f"the rendered pipeline is not valid YAML: {exc}",
-                          fix="check the --templates override (every value must go through a filter)") from None
-    if not isinstance(data, dict):
-        raise OutputError("the rendered pipeline is not a mapping with 'steps'")
-    from pipegen.bkschema import validate
-
-    validate(data)
-    _check_graph(data, limit)
-    return data
-
-
-def count_jobs(steps: Any) -> int:
-    total = 0
-    for step in steps or ():
-        if isinstance(step, dict) and "group" in step and isinstance(step.get("steps"), list):
-            total += 1 + count_jobs(step["steps"])
-        elif isinstance(step, dict):
-            parallelism = step.get("parallelism")
-            total += parallelism if isinstance(parallelism, int) and parallelism > 1 else 1
-        else:
-            total += 1
-    return total
-
-
-def _check_graph(data: dict[str, Any], limit: int) -> None:
-    keys: dict[str, str] = {}
-    depends: list[tuple[str, str]] = []
-
-    def visit(steps: Any) -> None:
-        for step in steps or ():
-            if not isinstance(step, dict):
-                continue
-            name = str(step.get("label") or step.get("block") or step.get("group") or step.get("key"))
-            key = step.get("key")
-            if key is not None:
-                if key in keys:
-                    raise OutputError(f"the rendered pipeline has two steps with key '{key}' "
-                                      f"('{keys[key]}' and '{name}')", fix="give the steps different keys")
-                keys[key] = name
-            targets = step.get("depends_on")
-            targets = [targets] if isinstance(targets, str) else targets or []
-            for target in targets:
-                target = target.get("step") if isinstance(target, dict) else target
-                if isinstance(target, str):
-                    depends.append((name, target))
-            if "group" in step:
-                if not step.get("steps"):
-                    raise OutputError(f"group '{name}' has no steps", fix="Buildkite refuses empty groups")
-                visit(step.get("steps"))
-
-    visit(data.get("steps"))
-    for name, target in depends:
-        if target not in keys:
-            raise OutputError(f"step '{name}' depends on '{target}', which is not in the pipeline",
-                              fix="the upload would fail; this is a bug in pipegen or a template override")
-    jobs = count_jobs(data.get("steps"))
-    if jobs > limit:
-        raise OutputError(f"the rendered pipeline has {jobs} jobs, more than the {limit} one upload may hold",
-                          fix="select fewer steps or split the pipeline")
-
-
 # --------------------------------------------------------------------------- the command
 
 
@@ -657,7 +411,8 @@ class Rendered:
 def render_pipeline(decl: Declarations, selection: Selection, *, unselected: str | None = None,
                     templates: str | None = None, limit: int = JOB_LIMIT) -> Rendered:
     """Declarations + decisions -> validated YAML and its annotation. Pure but for reading templates."""
-    from pipegen.hardware import jobs, load_inventory
+    from pipegen.hardware import jobs
+    from pipegen.inventory import load_inventory
 
     inventory = load_inventory(decl)
     placed = jobs(decl, inventory)

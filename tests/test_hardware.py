@@ -1,4 +1,4 @@
-"""Hardware inventory and placing steps on it (pipegen/hardware.py)."""
+"""Hardware inventory (pipegen/inventory.py) and placing steps on it (pipegen/hardware.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import os
 import pytest
 
 from pipegen.errors import DeclarationError
-from pipegen.hardware import load_inventory, parse_inventory, place, vllm_inventory
+from pipegen.hardware import place
+from pipegen.inventory import load_inventory, parse_inventory, vllm_inventory
 from pipegen.model import Declarations, Location, Settings, Step
 from pipegen.yamlio import load_text
 

@@ -434,7 +434,7 @@ def test_vllm_configuration_validates(args, files):
     result = render(FIXTURE, *args, files=files)
     assert result.exit_code == 0, result.stderr
     data = assert_valid(result.stdout)
-    from pipegen.render import count_jobs
+    from pipegen.pipeline_check import count_jobs
 
     assert count_jobs(data["steps"]) <= 500
 

@@ -9,9 +9,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipegen import fastyaml
-from pipegen.hardware import parse_inventory
+from pipegen.inventory import parse_inventory
 from pipegen.model import ChangeSet, Decision, Declarations, Location, Reason, Selection, Settings, Step
-from pipegen.render import Dollars, check, count_jobs, plan, render, scalar, valid_key
+from pipegen.pipeline_check import check, count_jobs
+from pipegen.render import plan, render
+from pipegen.yamlout import Dollars, scalar, valid_key
 from pipegen.hardware import jobs
 
 NASTY = ["", " ", "a: b", "- x", "#", "# c", "'", '"', "\\", "\n", "\r\n", "\t", "{{ x }}", "{% if %}", "yes", "no",
@@ -97,7 +99,7 @@ structure = st.recursive(leaf, lambda inner: st.one_of(st.lists(inner, max_size=
 @settings(max_examples=300, deadline=None)
 @given(structure)
 def test_scalars_and_structures_read_back(value):
-    from pipegen.render import block, flow
+    from pipegen.yamlout import block, flow
 
     assert yaml.safe_load("v: " + scalar(value)) == {"v": value}
     assert yaml.safe_load("v: " + flow(value)) == {"v": value}
@@ -110,7 +112,7 @@ def test_scalars_and_structures_read_back(value):
 @settings(max_examples=300, deadline=None)
 @given(structure)
 def test_fast_reader_agrees_with_pyyaml_or_steps_aside(value):
-    from pipegen.render import block
+    from pipegen.yamlout import block
 
     for doc in ("v: " + scalar(value), "v:\n" + block(value, 2), "- " + scalar(value) + "\n- x: 1\n  y:\n  - 2"):
         assert fastyaml.load(doc) == yaml.safe_load(doc)

@@ -1,0 +1,86 @@
+"""The rendered pipeline checked after rendering, before anything is printed.
+
+`check()` parses the text back and validates it against Buildkite's schema,
+unique keys, known depends_on targets and the job limit; any problem is an
+OutputError, so that `pipegen render` never prints a pipeline that
+`buildkite-agent pipeline upload` would refuse.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipegen.errors import OutputError
+
+JOB_LIMIT = 500  # buildkite-agent pipeline upload refuses more jobs in one upload
+
+
+def check(text: str, limit: int = JOB_LIMIT) -> dict[str, Any]:
+    """Parse the rendered text back and validate it; an OutputError when Buildkite would refuse it."""
+    import yaml
+
+    from pipegen.fastyaml import load
+
+    try:
+        data = load(text)
+    except yaml.YAMLError as exc:
+        raise OutputError(f"the rendered pipeline is not valid YAML: {exc}",
+                          fix="check the --templates override (every value must go through a filter)") from None
+    if not isinstance(data, dict):
+        raise OutputError("the rendered pipeline is not a mapping with 'steps'")
+    from pipegen.bkschema import validate
+
+    validate(data)
+    _check_graph(data, limit)
+    return data
+
+
+def count_jobs(steps: Any) -> int:
+    total = 0
+    for step in steps or ():
+        if isinstance(step, dict) and "group" in step and isinstance(step.get("steps"), list):
+            total += 1 + count_jobs(step["steps"])
+        elif isinstance(step, dict):
+            parallelism = step.get("parallelism")
+            total += parallelism if isinstance(parallelism, int) and parallelism > 1 else 1
+        else:
+            total += 1
+    return total
+
+
+def _check_graph(data: dict[str, Any], limit: int) -> None:
+    keys: dict[str, str] = {}
+    depends: list[tuple[str, str]] = []
+
+    def visit(steps: Any) -> None:
+        for step in steps or ():
+            if not isinstance(step, dict):
+                continue
+            name = str(step.get("label") or step.get("block") or step.get("group") or step.get("key"))
+            key = step.get("key")
+            if key is not None:
+                if key in keys:
+                    raise OutputError(f"the rendered pipeline has two steps with key '{key}' "
+                                      f"('{keys[key]}' and '{name}')", fix="give the steps different keys")
+                keys[key] = name
+            targets = step.get("depends_on")
+            targets = [targets] if isinstance(targets, str) else targets or []
+            for target in targets:
+                target = target.get("step") if isinstance(target, dict) else target
+                if isinstance(target, str):
+                    depends.append((name, target))
+            if "group" in step:
+                if not step.get("steps"):
+                    raise OutputError(f"group '{name}' has no steps", fix="Buildkite refuses empty groups")
+                visit(step.get("steps"))
+
+    visit(data.get("steps"))
+    for name, target in depends:
+        if target not in keys:
+            raise OutputError(f"step '{name}' depends on '{target}', which is not in the pipeline",
+                              fix="the upload would fail; this is a bug in pipegen or a template override")
+    jobs = count_jobs(data.get("steps"))
+    if jobs > limit:
+        raise OutputError(f"the rendered pipeline has {jobs} jobs, more than the {limit} one upload may hold",
+                          fix="select fewer steps or split the pipeline")
+

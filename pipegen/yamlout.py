@@ -1,0 +1,188 @@
+"""YAML output that Buildkite takes exactly as meant: safe scalars, `$` doubling, valid keys.
+
+Why it exists: no user string reaches the YAML raw. Every value a template
+prints goes out through `scalar()` (a JSON-style double-quoted YAML string,
+or a plain word that reads back as the same string), `flow()` or `block()`
+unless it is explicitly marked `Safe`. A `$` in user text (labels, commands,
+env, working_dir, group names) is doubled by `Dollars` so that it reaches the
+job's shell as written, except variables listed in the config's
+`interpolate:`; vLLM's files are written in Buildkite's syntax already (they
+spell `$$VAR`), so the vLLM preset leaves every `$` as it is. And every step
+key is made one Buildkite accepts (`valid_key`), unique in the pipeline
+(`key_map`, `unique_key`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from pipegen.fastyaml import _PLAIN, SPECIAL_WORDS
+
+if TYPE_CHECKING:
+    from pipegen.model import Declarations, Step
+
+KEY_MAX = 100  # Buildkite: a key is at most 100 characters
+
+# --------------------------------------------------------------------------- YAML scalars
+
+# Characters that cannot stand raw inside a double-quoted YAML scalar, or that a
+# YAML reader would fold or drop: controls, NEL and the Unicode line separators,
+# the BOM, non-characters, lone surrogates; plus the quote and the backslash.
+_UNSAFE = re.compile("[\x00-\x1f\"\\\\\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}  # JSON-compatible escapes
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    char = match.group()
+    return _ESCAPES.get(char) or f"\\u{ord(char):04x}"
+
+
+class Safe(str):
+    """Text that is already YAML (a quoted scalar, a flow collection): emitted as is."""
+
+    __slots__ = ()
+
+
+def scalar(value: Any) -> Safe:
+    """Any value as a YAML scalar that parses back to exactly that value."""
+    if type(value) is str:  # the common case first
+        if _PLAIN.match(value) and value.lower() not in SPECIAL_WORDS:
+            return Safe(value)
+        return Safe('"' + _UNSAFE.sub(_escape_char, value) + '"')
+    if isinstance(value, Safe):
+        return value
+    if value is None:
+        return Safe("null")
+    if value is True or value is False:
+        return Safe("true" if value else "false")
+    if isinstance(value, int):
+        return Safe(str(value))
+    if isinstance(value, float):
+        return Safe(repr(value)) if value == value and value not in (float("inf"), float("-inf")) else \
+            Safe('"' + repr(value) + '"')
+    if isinstance(value, (dict, list, tuple)):
+        return flow(value)
+    text = str(value)
+    if _PLAIN.match(text) and text.lower() not in SPECIAL_WORDS:
+        return Safe(text)  # a plain word every YAML reader takes as this string
+    return quoted(text)
+
+
+def quoted(text: str) -> Safe:
+    """A JSON-style double-quoted YAML string (valid JSON too)."""
+    return Safe('"' + _UNSAFE.sub(_escape_char, text) + '"')
+
+
+def flow(value: Any) -> Safe:
+    """A structure as YAML flow style, written as JSON (strings always quoted)."""
+    if isinstance(value, dict):
+        return Safe("{" + ", ".join(f"{quoted(str(k))}: {flow(v)}" for k, v in value.items()) + "}")
+    if isinstance(value, (list, tuple)):
+        return Safe("[" + ", ".join(flow(v) for v in value) + "]")
+    if isinstance(value, str):
+        return quoted(value)
+    return scalar(value)
+
+
+def block(value: Any, indent: int = 0) -> Safe:
+    """A structure as block-style YAML lines at `indent` spaces, every leaf through scalar()."""
+    return Safe("\n".join(_block_lines(value, indent)))
+
+
+def _block_lines(value: Any, indent: int) -> list[str]:
+    pad = " " * indent
+    if isinstance(value, dict) and value:
+        out = []
+        for key, item in value.items():
+            if isinstance(item, (dict, list, tuple)) and item:
+                out.append(f"{pad}{scalar(str(key))}:")
+                out += _block_lines(item, indent + 2)
+            else:
+                out.append(f"{pad}{scalar(str(key))}: {scalar(item)}")
+        return out
+    if isinstance(value, (list, tuple)) and value:
+        out = []
+        for item in value:
+            if isinstance(item, (dict, list, tuple)) and item:
+                inner = _block_lines(item, indent + 2)
+                out.append(f"{pad}- {inner[0].lstrip()}")
+                out += inner[1:]
+            else:
+                out.append(f"{pad}- {scalar(item)}")
+        return out
+    return [pad + scalar(value)]
+
+
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)|([A-Za-z_][A-Za-z0-9_]*))?")
+
+
+class Dollars:
+    """Upload-time interpolation: `$` doubled except for the variables to keep."""
+
+    def __init__(self, keep: Iterable[str] = ()):
+        self.keep = frozenset(keep)
+        self.all = "*" in self.keep
+
+    def __call__(self, text: str) -> str:
+        if self.all or "$" not in text:
+            return text
+        if not self.keep:
+            return text.replace("$", "$$")
+        return _VARIABLE.sub(self._one, text)
+
+    def _one(self, match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        return match.group() if name in self.keep else "$" + match.group()
+
+
+def dollars_for(decl: Declarations) -> Dollars:
+    settings = decl.settings
+    keep = settings.interpolate
+    if not keep and (settings.preset == "vllm" or decl.layout in ("vllm", "legacy")):
+        keep = ("*",)  # vLLM's files are written in Buildkite's syntax
+    return Dollars(keep)
+
+
+# --------------------------------------------------------------------------- keys
+
+_KEY_BAD = re.compile(r"[^A-Za-z0-9_:\-]+")
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def valid_key(key: str) -> str:
+    """A Buildkite key for `key`: same text when valid, else a deterministic valid one.
+
+    Allowed: letters, digits, `_`, `-`, `:` (the schema also allows `$`, `{`, `}`
+    for interpolation, and `.`/`,` in newer versions; pipegen never emits them).
+    At most 100 characters (long keys keep a hash of the whole), never UUID-like.
+    """
+    out = _KEY_BAD.sub("-", key).strip("-") or "step"
+    if len(out) > KEY_MAX or out != key and len(out) > KEY_MAX - 9:
+        import hashlib
+
+        digest = hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        out = out[: KEY_MAX - 9].rstrip("-") + "-" + digest
+    if _UUID.match(out):
+        out += "-k"
+    return out
+
+
+def key_map(steps: Sequence[Step]) -> dict[str, str]:
+    """Declared key -> unique valid key, in declaration order (deterministic)."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for step in steps:
+        out[step.key] = unique_key(valid_key(step.key), used)
+    return out
+
+
+def unique_key(key: str, used: set[str]) -> str:
+    """`key`, or `key-2`, `key-3`, ... (cut to fit KEY_MAX): the first not in `used`, which it joins."""
+    final, n = key, 2
+    while final in used:
+        final = f"{key[: KEY_MAX - len(str(n)) - 1]}-{n}"
+        n += 1
+    used.add(final)
+    return final
+
