@@ -119,12 +119,17 @@ def changed_files(
         merge_base, how = head, f"HEAD is on {chosen}"
     elif head == commit:
         # A push to the base branch: everything the last first-parent commit brought.
-        merge_base = git.resolves("HEAD^1") or _EMPTY_TREE
+        merge_base = git.resolves("HEAD^1")
+        if merge_base is None and _is_shallow(git):
+            return ChangeSet((), base=chosen, trusted=False,
+                             reason=f"shallow clone without the parent of HEAD (HEAD is on {chosen}); "
+                                    "try --fetch-base or a deeper clone")
+        merge_base = merge_base or _EMPTY_TREE  # the first commit: everything in it is new
         how = f"HEAD is on {chosen}: diff against its first parent"
     else:
         merge_base = _merge_base(git, commit, fetch_base)
         if merge_base is None:
-            shallow = git("rev-parse", "--is-shallow-repository").strip() == "true"
+            shallow = _is_shallow(git)
             why = "shallow clone without the merge base" if shallow else "no common history (unrelated histories)"
             return ChangeSet((), base=chosen, trusted=False,
                              reason=f"{why} of HEAD and {chosen}; try --fetch-base or a deeper clone")
@@ -154,6 +159,10 @@ def _merge_base(git: Git, commit: str, fetch_base: bool) -> str | None:
         except GitFailed:
             continue
     return None
+
+
+def _is_shallow(git: Git) -> bool:
+    return git("rev-parse", "--is-shallow-repository").strip() == "true"
 
 
 def _unique(paths: list[str]) -> list[str]:

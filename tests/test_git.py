@@ -199,3 +199,17 @@ def test_subprocess_select(repo):
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "1 run, 1 block, 0 skip" in proc.stdout and "other/z.py matches 'other/'" in proc.stdout
+
+
+def test_shallow_push_to_main_without_the_parent_selects_everything(tmp_path, origin):
+    clone = tmp_path / "shallow-main"
+    git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "main", f"file://{origin}", str(clone))
+    result, data = select(clone, env={"CI": "1"})
+    assert data["run_all"] and "parent of HEAD" in data["run_all_reason"] and "WARNING" in result.stderr
+
+
+def test_unrelated_histories_select_everything(repo):
+    git(repo, "checkout", "-q", "--orphan", "unrelated")
+    commit_files(repo, {"watched/x.py": "x\n"}, "orphan")
+    result, data = select(repo, "--base", "main", "--committed-only")
+    assert data["run_all"] and "unrelated histories" in data["run_all_reason"]

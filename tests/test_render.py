@@ -520,5 +520,11 @@ def test_readme_main_job_command_at_the_repository_root():
                           env={**os.environ, "CI": "true", "PIPEGEN_CACHE_DIR": ""})
     assert proc.returncode == 0, proc.stderr
     steps = by_key(assert_valid(proc.stdout))
-    assert {"pipegen-tests", "quick-reduce-mi355-x2", "torchrun-4-cpu"} <= {
-        k.removeprefix("block-") for k in steps}
+    # What the newest commit touched decides; a docs-only commit renders no steps at all.
+    selection = subprocess.run([sys.executable, "-m", "pipegen", "select", "--format", "json"], cwd=ROOT,
+                               capture_output=True, text=True, env={**os.environ, "CI": "true"})
+    if json.loads(selection.stdout)["skip_all"]:
+        assert steps == {}
+    else:
+        assert {"pipegen-tests", "quick-reduce-mi355-x2", "torchrun-4-cpu"} <= {
+            k.removeprefix("block-") for k in steps}
