@@ -26,8 +26,7 @@ def make_weights(cfg: ModelConfig) -> dict[str, torch.Tensor]:
     w = {
         "embed": rand(cfg.vocab, h, scale=1.0),
         "pos": rand(cfg.prompt_len + cfg.new_tokens, h, scale=1.0),
-        # A larger head spreads the logits, so greedy choices are not near-ties.
-        "lm_head": rand(cfg.vocab, h, scale=4 / math.sqrt(h)),
+        "lm_head": rand(cfg.vocab, h),
     }
     # Residual branches scaled by 1/sqrt(2 * layers), as GPT-2 initialises them.
     out_scale = 1 / math.sqrt(2 * cfg.layers)
@@ -159,8 +158,7 @@ class Shard:
             chosen = self.replay[len(self.routes) - 1]
         gates = scores.gather(-1, chosen).softmax(-1)
         out = torch.zeros_like(tokens)
-        local = range(self.cfg.experts)[self.experts] if self.layout.ep else range(self.cfg.experts)
-        for i, expert in enumerate(local):
+        for i, expert in enumerate(range(self.cfg.experts)[self.experts]):
             # Gate per token, zero where the router did not pick this expert: computing the
             # expert on every token keeps the code short and adds exact zeros elsewhere.
             gate = (gates * (chosen == expert)).sum(-1, keepdim=True)
