@@ -24,7 +24,7 @@ PYTEST_VALUE_OPTIONS = frozenset(
     "-k -m -p -c -o -n -W -r --ignore --ignore-glob --deselect --rootdir --confcutdir --basetemp --junitxml "
     "--junit-xml --timeout --maxfail --durations --tb --log-level --log-cli-level --log-file --cov --cov-report "
     "--numprocesses --dist --reruns --reruns-delay --import-mode --capture --shard-id --num-shards "
-    "--config-list-file --tp-size --override-ini --count --randomly-seed --lf --last-failed-no-failures".split()
+    "--config-list-file --tp-size --override-ini --count --randomly-seed --last-failed-no-failures".split()
 )
 PATH_OPTIONS = frozenset({"--ignore", "--ignore-glob", "--deselect"})
 TORCHRUN_VALUE_OPTIONS = frozenset(
