@@ -15,12 +15,16 @@ import click
 from pipegen.errors import EXIT_USAGE, PipegenError
 
 
+def _repo_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Where the repository and its CI config are."""
+    func = click.option("--root", default=".", metavar="DIR", show_default=True, help="Repository root.")(func)
+    return click.option("--config", "config", metavar="PATH", help="CI config (default: $PIPEGEN_CONFIG, "
+                        ".buildkite/pipegen.yaml, then .buildkite/ci_config.yaml).")(func)
+
+
 def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The options that say which change to look at and what to force."""
     options = [
-        click.option("--config", "config", metavar="PATH", help="CI config (default: $PIPEGEN_CONFIG, "
-                     ".buildkite/pipegen.yaml, then .buildkite/ci_config.yaml)."),
-        click.option("--root", default=".", metavar="DIR", show_default=True, help="Repository root."),
         click.option("--base", metavar="REF", help="Diff against the merge base with REF (default: $PIPEGEN_BASE, "
                      "Buildkite's base branch, origin/<base_branch>)."),
         click.option("--files-from", metavar="FILE", help="Read changed paths from FILE ('-' = stdin; newline- or "
@@ -37,7 +41,7 @@ def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
     ]
     for option in reversed(options):
         func = option(func)
-    return func
+    return _repo_options(func)
 
 
 def _args(**kwargs: Any) -> Any:
@@ -197,9 +201,7 @@ def run(step_keys: tuple[str, ...], hardware: str | None, dry_run: bool, keep_go
 
 
 @cli.command()
-@click.option("--config", "config", metavar="PATH", help="CI config (default: $PIPEGEN_CONFIG, "
-              ".buildkite/pipegen.yaml, then .buildkite/ci_config.yaml).")
-@click.option("--root", default=".", metavar="DIR", show_default=True, help="Repository root.")
+@_repo_options
 @click.option("--tracked-files", metavar="FILE", help="Check against the paths listed in FILE ('-' = stdin) "
               "instead of 'git ls-files' (imports are followed only where the files are on disk).")
 @click.option("--amd-file", metavar="PATH", help="Compare mirror.amd steps with this legacy AMD file (default: "
