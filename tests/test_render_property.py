@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pipegen import fastyaml
 from pipegen.inventory import parse_inventory
 from pipegen.model import ChangeSet, Decision, Declarations, Location, Reason, Selection, Settings, Step
-from pipegen.pipeline_check import check, count_jobs
+from pipegen.pipeline_check import check
 from pipegen.render import plan, render
 from pipegen.yamlout import Dollars, scalar, valid_key
 from pipegen.hardware import jobs

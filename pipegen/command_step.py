@@ -1,0 +1,113 @@
+"""One command step of the plan: what Buildkite runs for a Step on its hardware.
+
+Commands are wrapped the way vLLM's generator wraps them (`cd working_dir`, a
+banner before each command, the family template's setup first); every step
+retries once when its agent is lost (exit status -1); a `skip:` reason fits
+Buildkite's 70 characters.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pipegen.model import Step
+from pipegen.yamlout import Dollars
+
+SKIP_MAX = 70  # Buildkite: `skip` reason at most 70 characters
+LOST_AGENT = {"exit_status": -1, "limit": 1}
+
+
+def skip_text(reason: str, dollars: Dollars) -> str:
+    text = dollars(reason.replace("\n", " ")) or "not selected"
+    if len(text) > SKIP_MAX:
+        text = text[: SKIP_MAX - 3]
+        trailing = len(text) - len(text.rstrip("$"))
+        if trailing % 2:  # never split a `$$`
+            text = text[:-1]
+        text += "..."
+    return text
+
+
+def _banner(index: int, total: int, command: str) -> str:
+    preview = re.sub(r"[\x00-\x1f\x7f-\x9f'\"$\\\u2028\u2029]+", " ", command[:80]).strip()
+    return f"echo '+++ :test_tube: Command ({index}/{total}): {preview}'"
+
+
+def _retry(retry: Any) -> dict[str, Any]:
+    """The step's retry conditions, plus one automatic retry when the agent is lost (exit -1)."""
+    out = dict(retry) if isinstance(retry, dict) else {}
+    automatic = out.get("automatic")
+    if automatic is None:
+        out["automatic"] = [dict(LOST_AGENT)]
+    elif isinstance(automatic, (dict, list)):
+        items = [automatic] if isinstance(automatic, dict) else list(automatic)
+        if not any(_covers_lost_agent(item) for item in items):
+            items.append(dict(LOST_AGENT))
+        out["automatic"] = items
+    return out  # automatic: true/false is the step's own choice
+
+
+def _covers_lost_agent(item: Any) -> bool:
+    if not isinstance(item, dict):
+        return False
+    status = item.get("exit_status")
+    return status in (-1, "*") or (isinstance(status, list) and -1 in status)
+
+
+def command_item(step: Step, job: Any, key: str, depends: list[str], dollars: Dollars, skip: str | None) -> dict[str, Any]:
+    template = job.template
+    multi_node = job.nodes > 1
+    commands = [dollars(c) for c in step.commands]
+    cd = [f"cd {dollars(step.working_dir)}"] if step.working_dir and not multi_node else []
+    setup = [] if step.no_plugin else list(template.setup)
+    if template.wrap and not multi_node:
+        import shlex
+
+        inner = " && ".join(cd + commands)
+        lines = setup + [template.wrap.replace("{commands}", shlex.quote(inner))]
+    else:
+        lines = cd + setup
+        for index, command in enumerate(commands, 1):
+            lines += [_banner(index, len(commands), command), command]
+    plugin = None if step.no_plugin or multi_node else template  # plain.j2 renders no plugin by default
+    return {
+        "type": "command",
+        "label": dollars(step.label),
+        "key": key,
+        "depends_on": depends,
+        "agents": dict(job.agents),
+        "commands": lines,
+        "env": {dollars(k): dollars(v) for k, v in step.env},
+        "timeout_in_minutes": step.timeout_in_minutes,
+        "soft_fail": list({"exit_status": s} for s in step.soft_fail) if isinstance(step.soft_fail, tuple)
+        else step.soft_fail,
+        "retry": _retry(step.retry),
+        "parallelism": step.parallelism,
+        "concurrency": step.concurrency,
+        "concurrency_group": dollars(step.concurrency_group) if step.concurrency_group else None,
+        "skip": skip,
+        "plugin": plugin,
+        "pod_spec": _pod_spec(template, job) if plugin is not None and template.kind == "kubernetes" else None,
+        "job": job,
+        "step": step,
+    }
+
+
+def _pod_spec(template: Any, job: Any) -> Any:
+    """The family's podSpec with the job's GPU count in the first container's limits."""
+    import copy
+
+    spec = copy.deepcopy(template.pod_spec)
+    containers = spec.get("containers") if isinstance(spec, dict) else None
+    if job.gpus and isinstance(containers, list) and containers and isinstance(containers[0], dict):
+        resources = containers[0].setdefault("resources", {})
+        limits = resources.setdefault("limits", {}) if isinstance(resources, dict) else None
+        if isinstance(limits, dict):
+            limits.setdefault("amd.com/gpu" if job.vendor == "amd" else "nvidia.com/gpu", job.gpus)
+    if template.image and isinstance(containers, list) and containers and isinstance(containers[0], dict):
+        containers[0].setdefault("image", template.image)
+    return spec
+
+
+# --------------------------------------------------------------------------- templates
