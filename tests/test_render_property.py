@@ -78,6 +78,7 @@ def test_user_text_reads_back_exactly_and_validates(labels, commands, env, keys,
     assert len({s["key"] for s in found}) == len(found)
 
 
+@settings(deadline=None)
 @given(st.text(max_size=200))
 def test_keys_are_always_valid(key):
     out = valid_key(key)
