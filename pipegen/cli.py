@@ -128,12 +128,14 @@ def why(paths: tuple[str, ...], step_keys: tuple[str, ...], fmt: str, **kwargs: 
     args = _args(**kwargs)
     out: dict[str, Any] = {}
     text = ""
+    # Paths alone need no diff; a step's decision does (and loads the declarations once).
+    decl, selection = run_select(args) if step_keys else (load_declarations(args), None)
+    if selection is not None:
+        _warn_untrusted(selection)
     if paths:
-        rows = report.why_paths(load_declarations(args), paths)
+        rows = report.why_paths(decl, paths)
         out["paths"], text = rows, report.why_paths_text(rows)
     if step_keys:
-        decl, selection = run_select(args)
-        _warn_untrusted(selection)
         infos = [report.why_step(step, selection) for step in steps_by_key(decl, step_keys)]
         out["steps"] = infos
         text += "".join(report.why_step_text(i) for i in infos)

@@ -13,7 +13,7 @@ import fnmatch
 from typing import Sequence
 
 from pipegen.errors import UsageError
-from pipegen.matching import StepIndex, first_match
+from pipegen.matching import StepIndex, entry_matches, first_match
 from pipegen.model import ChangeSet, Decision, Declarations, Options, Reason, Rule, Selection, Settings, Step
 
 
@@ -28,16 +28,16 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options) -> Selectio
     if not (options.docs_only_disable or run_all or only is not None) and _docs_only(settings.docs_only, files):
         skip_reason = f"docs-only change: all {len(files)} changed file(s) match {', '.join(settings.docs_only)}"
 
-    matched = StepIndex(decl.steps).matches(files)
-    # Which file fires each rule does not depend on the step: match once.
-    rule_hits = [(rule, first_match(rule.changed, files)) for rule in settings.rules]
-    decisions = []
-    for step, match in zip(decl.steps, matched):
-        if skip_reason:
-            decisions.append(Decision(step, "skip", (Reason("docs-only", skip_reason),)))
-            continue
-        action, reason = _decide_step(step, match, settings, rule_hits, options, only, run_all, run_all_reason)
-        decisions.append(Decision(step, action, (reason,)))
+    if skip_reason:
+        decisions = [Decision(step, "skip", (Reason("docs-only", skip_reason),)) for step in decl.steps]
+    else:
+        matched = StepIndex(decl.steps).matches(files)
+        # Which file fires each rule does not depend on the step: match once.
+        rule_hits = [(rule, first_match(rule.changed, files)) for rule in settings.rules]
+        decisions = []
+        for step, match in zip(decl.steps, matched):
+            action, reason = _decide_step(step, match, settings, rule_hits, options, only, run_all, run_all_reason)
+            decisions.append(Decision(step, action, (reason,)))
     return Selection(
         decisions=tuple(decisions),
         changes=changes,
@@ -79,8 +79,6 @@ def _run_all(decl: Declarations, changes: ChangeSet, options: Options, files: li
 
 
 def _docs_only(patterns: Sequence[str], files: list[str]) -> bool:
-    from pipegen.matching import entry_matches
-
     return bool(patterns) and bool(files) and all(any(entry_matches(p, f) for p in patterns) for f in files)
 
 

@@ -10,6 +10,7 @@ two default files that exists.
 
 from __future__ import annotations
 
+import graphlib
 import os
 from typing import Any
 
@@ -267,25 +268,9 @@ def validate_graph(steps: list[Step]) -> None:
             if target not in by_key:
                 raise DeclarationError(f"step '{step.key}' depends on unknown step '{target}'", step.location,
                                        s.suggest(target, by_key) if by_key else "remove the depends_on entry")
-    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
-    for start in by_key:
-        stack = [(start, iter(by_key[start].depends_on))]
-        path = [start]
-        if state.get(start):
-            continue
-        state[start] = 1
-        while stack:
-            key, children = stack[-1]
-            child = next(children, None)
-            if child is None:
-                state[key] = 2
-                stack.pop()
-                path.pop()
-            elif state.get(child) == 1:
-                cycle = path[path.index(child):] + [child]
-                raise DeclarationError(f"dependency cycle: {' -> '.join(cycle)}", by_key[child].location,
-                                       "remove one of these depends_on entries")
-            elif not state.get(child):
-                state[child] = 1
-                path.append(child)
-                stack.append((child, iter(by_key[child].depends_on)))
+    try:
+        graphlib.TopologicalSorter({k: step.depends_on for k, step in by_key.items()}).prepare()
+    except graphlib.CycleError as exc:
+        cycle = exc.args[1]
+        raise DeclarationError(f"dependency cycle: {' -> '.join(reversed(cycle))}", by_key[cycle[0]].location,
+                               "remove one of these depends_on entries") from None

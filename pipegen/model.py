@@ -79,12 +79,6 @@ class Step:
     mirror: str | None = None  # "amd" for a vLLM AMD mirror
     # Legacy AMD steps: the pipeline-level tags it is mirrored to.
     mirror_hardwares: tuple[str, ...] = ()
-    # Extra, format-specific fields kept for checks (e.g. ignored vLLM fields).
-    extras: tuple[tuple[str, Any], ...] = ()
-
-    @property
-    def env_dict(self) -> dict[str, str]:
-        return dict(self.env)
 
 
 @dataclass(frozen=True)
@@ -166,7 +160,6 @@ class ChangeSet:
     merge_base: str | None = None  # commit sha
     trusted: bool = True  # False: the diff could not be computed; select everything
     reason: str = ""  # why it cannot be trusted, or how it was computed
-    source: str = "git"  # "git" or "files-from"
 
 
 @dataclass(frozen=True)

@@ -76,8 +76,7 @@ def _json_keys(name: str, text: str) -> tuple[str, ...]:
 
 def read_changes(args: SelectArgs, decl: Declarations, environ: Mapping[str, str]) -> ChangeSet:
     if args.files_from:
-        return ChangeSet(tuple(read_file_list(args.files_from)), source="files-from",
-                         reason=f"file list from {args.files_from}")
+        return ChangeSet(tuple(read_file_list(args.files_from)), reason=f"file list from {args.files_from}")
     from pipegen.git import changed_files
 
     changes = changed_files(

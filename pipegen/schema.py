@@ -91,8 +91,7 @@ def env_map(value: Any, where: Location) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def tag_map(value: Any, where: Location) -> tuple[tuple[str, str], ...]:
-    return env_map(value, where)
+tag_map = env_map  # agent tags have the same shape as env: NAME: value
 
 
 def soft_fail(value: Any, where: Location) -> bool | tuple[int, ...]:

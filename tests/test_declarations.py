@@ -57,7 +57,8 @@ def test_bad_declaration_is_one_clear_error(tmp_path, name):
     write(tmp_path, steps)
     result = run_select(tmp_path)
     assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
+    assert "Traceback" not in result.output
+    assert isinstance(result.exception, SystemExit), result.exception  # exited cleanly, no uncaught error
     assert where in result.output and message in result.output, result.output
     assert result.output.count("pipegen: error") == 1
 
