@@ -9,6 +9,7 @@ with one decision and one job.
 
 from __future__ import annotations
 
+import fnmatch
 from typing import Any
 
 from pipegen import schema as s
@@ -135,8 +136,6 @@ def _check_pairs(fields: dict[str, Any], item: LocDict, where: Location) -> None
 
 
 def _is_amd_gpu(device: str | None) -> bool:
-    import fnmatch
-
     return device is not None and any(fnmatch.fnmatchcase(device, p) for p in AMD_GPU_DEVICES)
 
 
