@@ -130,9 +130,11 @@ def choice(*options: str) -> Checker:
 def _kind(value: Any) -> str:
     if value is None:
         return "nothing (null)"
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(
-        type(value) if not isinstance(value, dict) else dict, type(value).__name__
-    )
+    for kind, name in ((bool, "a boolean"), (dict, "a mapping"), (list, "a list"), (str, "a string"),
+                       ((int, float), "a number")):
+        if isinstance(value, kind):  # LocDict and LocList are dict and list
+            return name
+    return type(value).__name__
 
 
 def suggest(name: str, known: Any) -> str:

@@ -14,6 +14,7 @@ from pipegen.declarations import load
 
 CONFIG = "steps: [.buildkite/steps]\n"
 GOOD_STEP = """\
+steps:
 - label: Unit tests
   key: unit
   commands: [pytest tests]
@@ -47,6 +48,7 @@ BAD = {
     "num_nodes alone": ("steps:\n- label: x\n  num_nodes: 2\n", "main.yaml:3:3", "requires 'num_devices'"),
     "no label": ("steps:\n- key: x\n", "main.yaml:2:3", "no 'label'"),
     "steps not a list": ("steps: 3\n", "main.yaml", "'steps:' list"),
+    "file not a mapping": ("- label: x\n", "main.yaml:1:1", "a steps file must be a mapping, got a list"),
     "bad hardware": ("steps:\n- label: x\n  hardware: ['h100:two']\n", "main.yaml:3:3", "FAMILY:GPUS"),
 }
 
@@ -128,3 +130,24 @@ def test_fan_out_and_mirror_expand_to_steps(tmp_path):
     mirror = keys["amd-engine"]
     assert mirror.dependencies == ("rocm/", ".buildkite/steps/main.yaml")
     assert mirror.depends_on == () and mirror.group == "Hardware-AMD Tests" and mirror.mirror == "amd"
+
+
+def test_yaml_merge_keys_may_be_overridden_but_not_repeated():
+    from pipegen.errors import DeclarationError
+    from pipegen.yamlio import load_text
+
+    data = load_text("base: &b {timeout_in_minutes: 5, label: x}\nstep:\n  <<: *b\n  label: y\n", "f.yaml")
+    assert data["step"] == {"timeout_in_minutes": 5, "label": "y"}
+    with pytest.raises(DeclarationError, match="duplicate key 'label'"):
+        load_text("step:\n  <<: {label: x}\n  label: y\n  label: z\n", "f.yaml")
+
+
+def test_config_from_environment(tmp_path):
+    write(tmp_path, GOOD_STEP)
+    (tmp_path / "other.yaml").write_text(CONFIG)
+    result = CliRunner().invoke(cli, ["select", "--root", str(tmp_path), "--files-from", "-", "--format", "json"],
+                                input="src/x.py\n", env={"PIPEGEN_CONFIG": "missing.yaml"})
+    assert result.exit_code == 2 and "config file not found: missing.yaml" in result.output
+    result = CliRunner().invoke(cli, ["select", "--root", str(tmp_path), "--files-from", "-", "--format", "json"],
+                                input="src/x.py\n", env={"PIPEGEN_CONFIG": "other.yaml"})
+    assert result.exit_code == 0 and '"action": "run"' in result.output

@@ -213,3 +213,16 @@ def test_unrelated_histories_select_everything(repo):
     commit_files(repo, {"watched/x.py": "x\n"}, "orphan")
     result, data = select(repo, "--base", "main", "--committed-only")
     assert data["run_all"] and "unrelated histories" in data["run_all_reason"]
+
+
+def test_base_candidates_follow_buildkite_order():
+    from pipegen.git import base_candidates
+
+    env = {"BUILDKITE_GIT_DIFF_BASE": "abc123", "BUILDKITE_PULL_REQUEST": "7",
+           "BUILDKITE_PULL_REQUEST_BASE_BRANCH": "release", "BUILDKITE_PIPELINE_DEFAULT_BRANCH": "trunk"}
+    assert base_candidates(None, "main", env) == [("abc123", False), ("origin/release", False),
+                                                  ("origin/trunk", False), ("origin/main", False), ("main", False)]
+    # Not a pull request: its base branch is ignored; an explicit base wins over everything.
+    assert ("origin/release", False) not in base_candidates(None, "main", {**env, "BUILDKITE_PULL_REQUEST": "false"})
+    assert base_candidates("v1", "main", {**env, "PIPEGEN_BASE": "v0"}) == [("v1", True)]
+    assert base_candidates(None, "main", {"PIPEGEN_BASE": "v0"}) == [("v0", True)]
