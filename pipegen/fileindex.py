@@ -17,6 +17,7 @@ from pipegen.matching import entry_matches, is_glob
 from pipegen.model import PatternKind
 
 REGEX_META = re.compile(r"[.^$*+?{}\[\]\\|()]")
+OPTIONAL = frozenset("*?{")  # quantifiers that let the character before them be absent
 
 
 class FileIndex:
@@ -49,8 +50,7 @@ class FileIndex:
         if kind == "raw":
             return self.prefix(entry)
         if kind == "regex":
-            literal = entry[: m.start()] if (m := REGEX_META.search(entry)) else entry
-            return self._scan(self.prefix(literal), entry, kind)
+            return self._scan(self.prefix(regex_prefix(entry)), entry, kind)
         if is_glob(entry):
             return self._scan(self.prefix(""), entry, kind)
         base = entry.rstrip("/")
@@ -109,6 +109,17 @@ class FileIndex:
 
     def is_dir(self, path: str) -> bool:
         return bool(path) and bool(self.prefix(path.rstrip("/") + "/"))
+
+
+def regex_prefix(pattern: str) -> str:
+    """A literal prefix every path `re.match(pattern, path)` accepts starts with ("" when unsure)."""
+    if "|" in pattern:  # an alternative may start anywhere
+        return ""
+    m = REGEX_META.search(pattern)
+    if m is None:
+        return pattern
+    end = m.start()
+    return pattern[: max(end - 1, 0)] if pattern[end] in OPTIONAL else pattern[:end]
 
 
 def bits(mask: int) -> Iterator[int]:

@@ -29,6 +29,29 @@ def test_masks_match_the_plain_rule(paths, entry, kind):
     assert index.files(index.matches(entry, kind)) == expected
 
 
+@settings(max_examples=300, deadline=None)
+@given(paths=st.lists(PATHS, max_size=30), pattern=st.lists(st.sampled_from(
+    ["a", "b", "s", "/", ".", "_", "?", "*", "+", "|", "{0,1}", "(a|b)", "x.py", "tests"]), min_size=1, max_size=6).map("".join))
+def test_regex_masks_match_re_match(paths, pattern):
+    """Quantifiers and alternation: the literal prefix the index narrows by must not lose a match."""
+    import re
+
+    try:
+        re.compile(pattern)
+    except re.error:
+        return
+    index = FileIndex(paths)
+    assert index.files(index.matches(pattern, "regex")) == sorted(p for p in set(paths) if re.match(pattern, p))
+
+
+def test_regex_prefix_keeps_optional_characters_and_alternatives():
+    index = FileIndex(["test/foo.py", "b.py", "setup.py", "{x}/a.py"])
+    assert index.files(index.matches("tests?/foo", "regex")) == ["test/foo.py"]
+    assert index.files(index.matches("a|b", "regex")) == ["b.py"]
+    assert index.files(index.matches("x*setup", "regex")) == ["setup.py"]
+    assert index.files(index.matches("{x}", "regex")) == ["{x}/a.py"]
+
+
 def test_folders_and_names():
     index = FileIndex(["a/b/c.py", "a/b/d.py", "a/e.py", "f/b/c.py"])
     assert index.is_dir("a/b") and not index.is_dir("a/e.py") and not index.is_dir("")
