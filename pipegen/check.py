@@ -19,7 +19,6 @@ from pipegen.errors import DeclarationError
 from pipegen.fileindex import FileIndex
 from pipegen.findings import Finding, Report, strict
 from pipegen.imports import ImportGraph, ModuleFiles, Reader
-from pipegen.matching import split
 from pipegen.model import Declarations, Location, Step
 
 AMD_TWIN_FILE = "test-amd.yaml"  # next to vLLM's ci_config.yaml
@@ -71,8 +70,13 @@ def check(decl: Declarations, inputs: Inputs, *, orphans: bool = False, strict_m
 
 
 def _cover(step: Step, decl: Declarations, index: FileIndex) -> int:
-    """What selects the step: its entries; everything for a step without any, when those run."""
-    if not split(step.dependencies)[0] and decl.settings.no_dependencies == "run":
+    """What selects the step: its entries; everything for a step without any, when those run.
+
+    decide.py's rule: the steps file the loader adds (pipegen's format, vLLM's
+    files with a depends_on) is not a declared entry.
+    """
+    declared = any(not d.startswith("!") and d != step.location.file for d in step.dependencies)
+    if not declared and decl.settings.no_dependencies == "run":
         return index.prefix("")
     return entries.covered(step, index)
 

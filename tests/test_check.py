@@ -364,6 +364,14 @@ def test_a_step_with_tests_but_no_dependencies(tmp_path):
     assert finding["step"] == "core" and finding["severity"] == "warning"
 
 
+def test_no_dependencies_run_selects_on_every_change(tmp_path):
+    # pipegen's format adds the steps file as a dependency; like `select`, check must not count it as declared.
+    root = make_repo(tmp_path, CLEAN_STEP.replace("  source_file_dependencies: [mypkg, tests/]\n", ""),
+                     config=CONFIG + "no_dependencies: run\n")
+    exit_code, report = check(root)
+    assert (exit_code, codes(report)) == (0, [])
+
+
 def test_optional_steps_are_not_expected_to_be_selected(tmp_path):
     step = CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg/core.py]") + "  optional: true\n"
     assert codes(check(make_repo(tmp_path, step))[1]) == []
