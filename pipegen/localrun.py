@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Callable, Literal, Mapping, Sequence, TextIO
 
 from pipegen.commands_extract import map_workdir
-from pipegen.detect import Machine, machine as this_machine
+from pipegen.detect import GPU_VENDORS, Machine, machine as this_machine
 from pipegen.errors import DeclarationError, UsageError
 from pipegen.hardware import Inventory, place
 from pipegen.inventory import load_inventory
@@ -136,7 +136,7 @@ def shortfall(machine: Machine, vendor: str, arch: str | None, gpus: int, family
     if gpus == 0:
         return ""  # CPU work runs anywhere
     what = f"needs {gpus} GPU{'s' if gpus != 1 else ''} of family {family} ({arch or vendor})"
-    if vendor not in ("nvidia", "amd"):
+    if vendor not in GPU_VENDORS:
         return f"{what}; pipegen run detects only NVIDIA and AMD GPUs"
     if not machine.gpus:
         return f"{what}; this machine has 0 GPUs"
