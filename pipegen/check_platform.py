@@ -19,10 +19,10 @@ from pipegen.check_entries import always_runs
 from pipegen.errors import DeclarationError
 from pipegen.findings import Finding
 from pipegen.model import Declarations, Location, Step
+from pipegen.pipeline_check import JOB_LIMIT as UPLOAD_LIMIT
+from pipegen.yamlout import KEY_MAX
 
-UPLOAD_LIMIT = 500
 KEY_PATTERN = re.compile(r"^[a-zA-Z0-9_\-:${}.,]+$")
-KEY_MAX = 100
 UUID_LIKE = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.IGNORECASE)
 BLOCK_PREFIX = "block-"
 
