@@ -132,6 +132,23 @@ def test_vllm_queue_table(device, count):
     assert place(step(device=device, num_devices=count), vllm_inventory()).queue == VLLM_TABLE[(device, count)]
 
 
+def test_the_vllm_preset_passes_the_checks_of_a_user_inventory():
+    """The preset is read without line numbers (faster); read with them, every field is checked too."""
+    from importlib import resources
+
+    from pipegen.inventory import PRESET_FILE
+
+    text = resources.files("pipegen").joinpath("data", PRESET_FILE).read_text(encoding="utf-8")
+    strict = parse_inventory(load_text(text, PRESET_FILE), "preset:vllm")
+    preset = vllm_inventory()
+
+    def shape(inv):
+        return ([(f.name, f.vendor, f.arch, f.queues, f.template, f.agents, f.aliases) for f in inv.families],
+                inv.default, inv.no_gpu, inv.routes)
+
+    assert shape(strict) == shape(preset)
+
+
 def test_vllm_docker_builds_go_to_cpu():
     assert place(step(label=":docker: Build image"), vllm_inventory()).queue == "cpu_queue_premerge_us_east_1"
 

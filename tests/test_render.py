@@ -211,6 +211,42 @@ def test_annotation_lists_hardware_action_reason(repo, tmp_path):
     assert "blocked" in text and "**5 run**" in text
 
 
+def test_annotation_says_why_everything_runs(repo, tmp_path):
+    note = tmp_path / "note.md"
+    assert render(repo, "--all", "--annotation", str(note)).exit_code == 0
+    assert "> Running everything: " in note.read_text()
+
+
+def test_dependencies_of_a_selected_step_run_transitively(tmp_path):
+    repo = make_repo(tmp_path, """
+        steps:
+          - label: A
+            key: a
+            commands: [x]
+            source_file_dependencies: [a/]
+          - label: B
+            key: b
+            depends_on: [a]
+            commands: [x]
+            source_file_dependencies: [b/]
+          - label: C
+            key: c
+            depends_on: [b]
+            commands: [x]
+            source_file_dependencies: [c/]
+          - label: D
+            key: d
+            commands: [x]
+            source_file_dependencies: [d/]
+        """)
+    note = tmp_path / "note.md"
+    steps = by_key(assert_valid(render(repo, "--annotation", str(note), files="c/x.py\n").stdout))
+    assert sorted(steps) == ["a", "b", "block-d", "c", "d"]
+    assert (steps["c"]["depends_on"], steps["b"]["depends_on"], steps["a"].get("depends_on")) == (["b"], ["a"], None)
+    text = note.read_text()
+    assert "needed by selected step 'c'" in text and "needed by selected step 'b'" in text
+
+
 def test_byte_identical_output(repo):
     first = render(repo, files="qr/x.py\n").stdout_bytes
     assert first == render(repo, files="qr/x.py\n").stdout_bytes
@@ -339,6 +375,54 @@ def test_through_a_subprocess_with_overrides(repo, tmp_path):
                           env={**os.environ, "PIPEGEN_CACHE_DIR": str(tmp_path / "cache")})
     assert proc.returncode == 0, proc.stderr
     assert by_key(assert_valid(proc.stdout.decode()))["block-pod"]["block"] == "Please run On Kubernetes"
+
+
+# --------------------------------------------------------------------------- pieces of a command step
+
+
+def test_skip_reason_is_cut_to_70_characters_without_splitting_a_dollar_pair():
+    from pipegen.command_step import skip_text
+    from pipegen.yamlout import Dollars
+
+    double = Dollars()
+    assert skip_text("", double) == "not selected"
+    assert skip_text("one\ntwo", double) == "one two"
+    assert skip_text("x" * 70, double) == "x" * 70
+    assert skip_text("x" * 71, double) == "x" * 67 + "..."
+    # "$" doubles to "$$"; a cut between the two would leave a lone "$" for Buildkite to interpolate
+    assert skip_text("a" * 66 + "$" + "b" * 10, double) == "a" * 66 + "..."
+    assert skip_text("a" * 65 + "$" + "b" * 10, double) == "a" * 65 + "$$..."
+
+
+@pytest.mark.parametrize("declared, expected", [
+    (None, {"automatic": [{"exit_status": -1, "limit": 1}]}),
+    ({"manual": {"allowed": False}}, {"manual": {"allowed": False}, "automatic": [{"exit_status": -1, "limit": 1}]}),
+    ({"automatic": {"exit_status": 3}}, {"automatic": [{"exit_status": 3}, {"exit_status": -1, "limit": 1}]}),
+    ({"automatic": [{"exit_status": "*", "limit": 2}]}, {"automatic": [{"exit_status": "*", "limit": 2}]}),
+    ({"automatic": [{"exit_status": [1, -1]}]}, {"automatic": [{"exit_status": [1, -1]}]}),
+    ({"automatic": True}, {"automatic": True}),
+    ({"automatic": False}, {"automatic": False}),
+])
+def test_lost_agents_are_retried_unless_the_step_says_otherwise(declared, expected):
+    from pipegen.command_step import _retry
+
+    assert _retry(declared) == expected
+
+
+@pytest.mark.parametrize("text, message", [
+    ("steps:\n  - command: x\n    key: a\n  - command: y\n    key: a\n", "two steps with key 'a'"),
+    ("steps:\n  - command: x\n    key: a\n    depends_on: [b]\n", "depends on 'b', which is not in the pipeline"),
+    ("steps:\n  - command: x\n    command: y\n", "repeats the key 'command'"),
+    ("steps:\n  - command: x\n    parallelism: 3\n", "has 3 jobs, more than the 2"),
+    ("steps:\n  - command: x\n    colour: red\n", "Buildkite's schema"),
+    ("- not a mapping\n", "not a mapping"),
+])
+def test_the_check_after_rendering_refuses_what_an_upload_would(text, message):
+    from pipegen.errors import OutputError
+    from pipegen.pipeline_check import check
+
+    with pytest.raises(OutputError, match=message):
+        check(text, limit=2)
 
 
 # --------------------------------------------------------------------------- the 500-job limit
