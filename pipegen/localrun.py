@@ -18,17 +18,20 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Callable, Literal, Mapping, Sequence, TextIO
 
+from pipegen import report
 from pipegen.commands_extract import map_workdir
 from pipegen.detect import GPU_VENDORS, Machine, machine as this_machine
 from pipegen.errors import DeclarationError, UsageError
 from pipegen.hardware import Inventory, place
 from pipegen.inventory import load_inventory
-from pipegen.junit import Case
+from pipegen.junit import Case, junit_xml
 from pipegen.model import Declarations, Selection, Step
 from pipegen.pipeline import SelectArgs, load_declarations, select
+from pipegen.schema import suggest
 
 Status = Literal["passed", "failed", "timed out", "interrupted", "not run"]
 DEFAULT_LOG_DIR = ".pipegen/logs"  # under the repository root
@@ -121,8 +124,6 @@ def named(decl: Declarations, keys: Sequence[str]) -> list[Candidates]:
         elif key in by_key:
             out.append((key, (by_key[key],), True))
         else:
-            from pipegen.schema import suggest
-
             hint = suggest(key, list(by_key) + list(groups))
             fix = hint if hint.startswith("did you mean") else "list keys with 'pipegen select --format json'"
             raise UsageError(f"unknown step key '{key}'", fix=fix)
@@ -254,9 +255,7 @@ def summary_text(results: Sequence[Result], unrunnable: Sequence[Unrunnable]) ->
     rows += [(u.key, "-", "cannot run here", "-") for u in unrunnable]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3] for row in rows]
-    counts: dict[str, int] = {}
-    for status in [r.status for r in results] + ["cannot run here"] * len(unrunnable):
-        counts[status] = counts.get(status, 0) + 1
+    counts = Counter([r.status for r in results] + ["cannot run here"] * len(unrunnable))
     totals = ", ".join(f"{n} {status}" for status, n in counts.items())
     return "\n".join(["", *lines, "", *unrunnable_text(unrunnable), totals]) + "\n"
 
@@ -288,8 +287,6 @@ def junit_cases(results: Sequence[Result], unrunnable: Sequence[Unrunnable],
 
 
 def run_command(args: SelectArgs, options: RunOptions, environ: Mapping[str, str], out: TextIO) -> int:
-    from pipegen import report
-
     if options.step_keys:
         decl = load_declarations(args)
         candidates = named(decl, options.step_keys)
@@ -331,8 +328,6 @@ def local_env(environ: Mapping[str, str]) -> dict[str, str]:
 
 def log_tail(path: str, lines: int = 200) -> str:
     """The end of a log: what a JUnit reader shows with a failure (whole logs can be huge)."""
-    from collections import deque
-
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             return "".join(deque(f, maxlen=lines))
@@ -341,8 +336,6 @@ def log_tail(path: str, lines: int = 200) -> str:
 
 
 def write_junit(path: str, cases: list[Case]) -> None:
-    from pipegen.junit import junit_xml
-
     try:
         with open(path, "wb") as f:
             f.write(junit_xml("pipegen run", cases))
