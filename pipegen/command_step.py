@@ -100,14 +100,14 @@ def _pod_spec(template: Any, job: Any) -> Any:
 
     spec = copy.deepcopy(template.pod_spec)
     containers = spec.get("containers") if isinstance(spec, dict) else None
-    if job.gpus and isinstance(containers, list) and containers and isinstance(containers[0], dict):
-        resources = containers[0].setdefault("resources", {})
+    first = containers[0] if isinstance(containers, list) and containers else None
+    if not isinstance(first, dict):
+        return spec
+    if job.gpus:
+        resources = first.setdefault("resources", {})
         limits = resources.setdefault("limits", {}) if isinstance(resources, dict) else None
         if isinstance(limits, dict):
             limits.setdefault("amd.com/gpu" if job.vendor == "amd" else "nvidia.com/gpu", job.gpus)
-    if template.image and isinstance(containers, list) and containers and isinstance(containers[0], dict):
-        containers[0].setdefault("image", template.image)
+    if template.image:
+        first.setdefault("image", template.image)
     return spec
-
-
-# --------------------------------------------------------------------------- templates
