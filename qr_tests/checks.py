@@ -26,6 +26,8 @@ FORMATS = {
 UNIT = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8}  # unit roundoff
 TINY = {torch.float16: 2.0**-24, torch.bfloat16: 2.0**-133}  # smallest subnormal
 KINDS = ("normal", "heavy", "ties", "zero_blocks", "extremes", "mixed_scales")
+# The spec's relative L2 error of the all-reduce on standard-normal data, per level.
+SPEC_REL_L2 = {Level.FP: 2e-4, Level.INT8: 7.5e-3, Level.INT6: 3e-2, Level.INT4: 1.2e-1}
 
 
 # -- plain-Python model ---------------------------------------------------------------
@@ -119,6 +121,16 @@ def make_input(kind: str, n: int, dtype, seed: int, limit: float | None = None) 
         raise ValueError(f"unknown input kind {kind!r}")
     hi = FORMATS[dtype][2] if limit is None else limit
     return x[:n].clamp(-hi, hi).to(dtype)
+
+
+def relative_l2_error(level: Level, dtype, world: int, cast: bool = True, n: int = 1 << 16,
+                      seed: int = 0) -> float:
+    """Relative L2 error of the one-process all-reduce of `world` standard-normal inputs
+    against their exact sum (the spec's "Accuracy" figure)."""
+    xs = [make_input("normal", n, dtype, seed + r) for r in range(world)]
+    exact = sum(x.double() for x in xs)
+    got = simulate_all_reduce(xs, level, cast).double()
+    return float((got - exact).norm() / exact.norm())
 
 
 # -- bounds ---------------------------------------------------------------------------

@@ -6,15 +6,14 @@ import pytest
 import torch
 
 from qr_tests import checks
-from qr_tests.checks import (KINDS, all_reduce_bound, bits_of, check_all_reduce_results,
-                             make_input)
+from qr_tests.checks import (KINDS, SPEC_REL_L2, all_reduce_bound, bits_of,
+                             check_all_reduce_results, make_input, relative_l2_error)
 from qr_tests.conftest import BASE_SEED, seed_for
 from qr_tests.harness import run_ranks
 from qr_tests.quick_reduce import (FP16_MAX, REFERENCE, TILE, Codec, Level, simulate_all_reduce,
                                    tile_bytes, two_shot_all_reduce)
 
 DTYPES = (torch.float16, torch.bfloat16)
-SPEC_REL_L2 = {Level.FP: 2e-4, Level.INT8: 7.5e-3, Level.INT6: 3e-2, Level.INT4: 1.2e-1}
 
 
 # -- codec ----------------------------------------------------------------------------
@@ -87,17 +86,10 @@ def test_bf16_cast_runs_in_fp16():
     assert not torch.equal(bits_of(native), bits_of(got))
 
 
-def rel_l2(level, dtype, world, cast=True, n=1 << 16, seed=0):
-    xs = [make_input("normal", n, dtype, seed + r) for r in range(world)]
-    exact = sum(x.double() for x in xs)
-    got = simulate_all_reduce(xs, level, cast).double()
-    return float((got - exact).norm() / exact.norm())
-
-
 @pytest.mark.parametrize("world", [2, 4])
 @pytest.mark.parametrize("level", list(Level))
 def test_relative_error_near_spec(level, world, case_seed):
-    err = rel_l2(level, torch.float16, world, seed=case_seed)
+    err = relative_l2_error(level, torch.float16, world, seed=case_seed)
     assert SPEC_REL_L2[level] / 2 < err < SPEC_REL_L2[level] * 2, err
 
 

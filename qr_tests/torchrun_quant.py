@@ -6,11 +6,11 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
-from qr_tests.checks import all_reduce_bound
+from qr_tests.checks import SPEC_REL_L2, all_reduce_bound
 from qr_tests.quick_reduce import Level, two_shot_all_reduce
 
-# Relative L2 error of one all-reduce of standard-normal data (spec: an independent model
-# of the codec). The logits' relative L2 error must lie within LOGITS_WINDOW times it.
+# The logits' relative L2 error must lie within LOGITS_WINDOW times checks.SPEC_REL_L2, the
+# spec's relative L2 error of one all-reduce of standard-normal data.
 # Upper end: each all-reduce output is a residual branch no larger than the stream
 # (tiny_model scales branches by 1/sqrt(2 * layers)), their independent errors add in
 # quadrature, and RMS norm and the fixed lm_head pass a relative error through about
@@ -18,7 +18,6 @@ from qr_tests.quick_reduce import Level, two_shot_all_reduce
 # Lower end: levels are 4x apart, so a run one level finer than asked lands at a quarter
 # of the measured ratios (0.34x to 0.71x over levels and layouts), below 0.25x; one that
 # never reached quick-reduce lands at 0. A coarser level fails the per-call bound below.
-CODEC_REL_ERR = {"FP": 2e-4, "INT8": 7.5e-3, "INT6": 3e-2, "INT4": 1.2e-1}
 LOGITS_WINDOW = (0.25, 2.0)
 
 
@@ -52,5 +51,5 @@ def logits_rel_err(logits: torch.Tensor, exact: torch.Tensor) -> float:
 
 
 def logits_window(level_name: str) -> tuple[float, float]:
-    err = CODEC_REL_ERR[level_name]
+    err = SPEC_REL_L2[Level[level_name]]
     return err * LOGITS_WINDOW[0], err * LOGITS_WINDOW[1]
