@@ -22,12 +22,13 @@ import sys
 from typing import Any, Mapping, Sequence
 
 from pipegen.errors import OutputError, UsageError
-from pipegen.model import Decision, Declarations, Selection, Step
+from pipegen.model import Declarations, Selection, Step
 from pipegen.command_step import command_item, skip_text
 from pipegen.pipeline_check import JOB_LIMIT, check
 from pipegen.yamlout import Safe, block, dollars_for, flow, key_map, scalar, unique_key, valid_key
 
 UNSELECTED = ("block", "skip", "omit")
+PRESENT = frozenset({"run", "blocked", "skip-step"})  # the states a step is in the pipeline with
 
 # --------------------------------------------------------------------------- plan
 
@@ -35,17 +36,15 @@ UNSELECTED = ("block", "skip", "omit")
 class Row:
     """One step as the annotation shows it."""
 
-    __slots__ = ("step", "key", "hardware", "queue", "action", "reason", "decision")
+    __slots__ = ("step", "key", "hardware", "queue", "action", "reason")
 
-    def __init__(self, step: Step, key: str, hardware: str, queue: str, action: str, reason: str,
-                 decision: Decision):
+    def __init__(self, step: Step, key: str, hardware: str, queue: str, action: str, reason: str):
         self.step = step
         self.key = key  # rendered key
         self.hardware = hardware
         self.queue = queue
         self.action = action  # run | blocked | skip-step | omitted | left out
         self.reason = reason
-        self.decision = decision
 
 
 class Plan:
@@ -105,9 +104,6 @@ def plan(decl: Declarations, selection: Selection, placed: Sequence[Any], *, uns
         else:  # block: --unselected decides
             shown[d.step.key] = {"block": "blocked", "skip": "skip-step", "omit": "omitted"}[mode]
 
-    def present(state: str) -> bool:
-        return state in ("run", "blocked", "skip-step")
-
     folded: list[str] = []
     count = _count(decl.steps, shown, jobs_by_key)
     if count > limit:
@@ -130,10 +126,10 @@ def plan(decl: Declarations, selection: Selection, placed: Sequence[Any], *, uns
             reason = f"needed by selected step '{needed_by[step.key]}' (depends_on); was: {reason}"
         if step.key in folded:
             reason = f"omitted to stay within {limit} jobs; was: {reason}"
-        rows.append(Row(step, keys[step.key], job.hardware, job.queue or "", state, reason, decision))
-        if not present(state):
+        rows.append(Row(step, keys[step.key], job.hardware, job.queue or "", state, reason))
+        if state not in PRESENT:
             continue
-        depends = [keys[t] for t in step.depends_on if present(shown.get(t, ""))]
+        depends = [keys[t] for t in step.depends_on if shown.get(t) in PRESENT]
         items = []
         if state == "blocked":
             items.append({"type": "block", "key": block_keys[step.key], "block": dollars(f"Run {step.label}"),
@@ -175,7 +171,7 @@ def _count(steps: Sequence[Step], shown: Mapping[str, str], jobs_by_key: Mapping
     groups: set[str] = set()
     for step in steps:
         state = shown[step.key]
-        if state not in ("run", "blocked", "skip-step"):
+        if state not in PRESENT:
             continue
         if step.group and step.group not in groups:
             groups.add(step.group)
