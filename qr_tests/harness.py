@@ -115,6 +115,22 @@ def _mtime(path: str) -> float:
         return float("inf")
 
 
+def signal_each(pids, sig: int) -> None:
+    """Send `sig` to each pid; a process already gone is skipped."""
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def dump_stacks(pids, settle_s: float) -> None:
+    """Ask each process for its Python stack (faulthandler registered on SIGUSR1 writes
+    it to the process's stderr) and give them `settle_s` seconds to write it."""
+    signal_each(pids, signal.SIGUSR1)
+    time.sleep(settle_s)
+
+
 def _kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)  # the leader may be gone; its group may not
@@ -171,12 +187,7 @@ def _collect(procs, logs, tmp, world_size, timeout):
             break
         if time.monotonic() > deadline:
             hung = [r for r, c in enumerate(codes) if c is None]
-            for r in hung:  # faulthandler in the rank writes its stack to its log
-                try:
-                    os.kill(procs[r].pid, signal.SIGUSR1)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.5)
+            dump_stacks([procs[r].pid for r in hung], 0.5)  # into each rank's log
             parts = [f"rank(s) {hung} of {world_size} still running after {timeout:g} s; "
                      "killed with their process groups"]
             for r in hung:

@@ -10,12 +10,12 @@ import time
 import pytest
 
 from qr_tests.conftest import lacking
-from qr_tests.harness import RankError, RankTimeout, device_env, run_ranks
+from qr_tests.harness import (VISIBILITY_VARS, RankError, RankTimeout, device_env,
+                              run_ranks)
 
 
 def report(ctx):
-    keys = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
-    return ctx.rank, ctx.world_size, ctx.device, {k: os.environ.get(k) for k in keys}
+    return ctx.rank, ctx.world_size, ctx.device, {k: os.environ.get(k) for k in VISIBILITY_VARS}
 
 
 def raise_on_rank_one(ctx):

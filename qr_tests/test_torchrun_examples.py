@@ -10,19 +10,18 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from qr_tests.harness import VISIBILITY_VARS, dump_stacks, signal_each
 from qr_tests.torchrun_config import DENSE, MOE, ConfigError, layout_from_env
 
 ROOT = Path(__file__).resolve().parents[1]
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run"]  # `torchrun` of this interpreter
 LAUNCH_TIMEOUT_S = 60  # a launch takes ~5 s on 2 cores; a hung collective must not stall CI
 PARALLEL_VARS = ("TP_SIZE", "PP_SIZE", "DP_SIZE", "ENABLE_EP", "QR_QUANT")
-HIDE_GPUS = {name: "" for name in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
-                                   "ROCR_VISIBLE_DEVICES")}
+HIDE_GPUS = dict.fromkeys(VISIBILITY_VARS, "")
 
 # vLLM's list at world size 4 (each launch also covers a quick-reduce level where noted),
 # then world size 2. Dense: TP defaults to 2 and DP fills the rest; MoE: TP defaults to 1.
@@ -63,14 +62,6 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _signal_all(pids: list[int], sig: signal.Signals) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            pass
-
-
 def launch(script: str, world: int, env: dict[str, str], extra_env: dict[str, str]):
     """Run `torchrun --standalone` (it picks a free port) and return (returncode, output).
 
@@ -85,9 +76,8 @@ def launch(script: str, world: int, env: dict[str, str], extra_env: dict[str, st
         out, _ = proc.communicate(timeout=LAUNCH_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         ranks = _descendants(proc.pid)
-        _signal_all(ranks, signal.SIGUSR1)
-        time.sleep(1)
-        _signal_all([proc.pid, *ranks], signal.SIGKILL)
+        dump_stacks(ranks, 1)
+        signal_each([proc.pid, *ranks], signal.SIGKILL)
         out, _ = proc.communicate()
         pytest.fail(f"{' '.join(cmd)} timed out after {LAUNCH_TIMEOUT_S} s; output:\n{out}")
     return proc.returncode, out
