@@ -22,7 +22,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 from pipegen.errors import DeclarationError
 from pipegen.model import Declarations, Location, Step
@@ -219,9 +219,9 @@ def place(step: Step, inventory: Inventory) -> Job:
     return Job(step=step, family=family, gpus=gpus, queue=queue, agents=tuple(agents), nodes=step.num_nodes or 1)
 
 
-def jobs(decl: Declarations, inventory: Inventory, steps: Iterable[Step] | None = None) -> list[Job]:
-    """Place every step (or the given ones), in order."""
-    return [place(step, inventory) for step in (decl.steps if steps is None else steps)]
+def jobs(decl: Declarations, inventory: Inventory) -> list[Job]:
+    """Place every step, in order."""
+    return [place(step, inventory) for step in decl.steps]
 
 
 def _family_of(step: Step, inventory: Inventory) -> tuple[Family, int | None]:
