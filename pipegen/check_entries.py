@@ -64,20 +64,23 @@ def where_pattern(config: str, field: str, pattern: str, lines: EntryLines) -> L
 
 def covered(step: Step, index: FileIndex) -> int:
     """The tracked files whose change selects `step` by its dependencies."""
-    includes, excludes = split(step.dependencies)
-    mask = 0
-    for entry in includes:
-        mask |= index.matches(entry, step.dependency_kind)
-    for entry in excludes:
-        mask &= ~index.matches(entry, step.dependency_kind)
-    return mask
+    return _selected(*split(step.dependencies), step.dependency_kind, index)
 
 
 def run_all_mask(decl: Declarations, index: FileIndex) -> int:
+    """The tracked files whose change runs everything."""
     settings = decl.settings
-    entries = list(settings.run_all) + ["!" + x for x in settings.run_all_exclude]
-    return covered(Step(key="", label="", group="", location=Location(""), dependencies=tuple(entries),
-                        dependency_kind=settings.run_all_kind), index) if settings.run_all else 0
+    return _selected(settings.run_all, settings.run_all_exclude, settings.run_all_kind, index)
+
+
+def _selected(includes: Iterable[str], excludes: Iterable[str], kind: PatternKind, index: FileIndex) -> int:
+    """Files an include matches and no exclusion drops."""
+    mask = 0
+    for entry in includes:
+        mask |= index.matches(entry, kind)
+    for entry in excludes:
+        mask &= ~index.matches(entry, kind)
+    return mask
 
 
 def entry_findings(decl: Declarations, index: FileIndex, lines: EntryLines) -> list[Finding]:
