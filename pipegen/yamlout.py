@@ -46,27 +46,24 @@ class Safe(str):
 
 def scalar(value: Any) -> Safe:
     """Any value as a YAML scalar that parses back to exactly that value."""
-    if type(value) is str:  # the common case first
-        if _PLAIN.match(value) and value.lower() not in SPECIAL_WORDS:
-            return Safe(value)
-        return Safe('"' + _UNSAFE.sub(_escape_char, value) + '"')
-    if isinstance(value, Safe):
-        return value
-    if value is None:
-        return Safe("null")
-    if value is True or value is False:
-        return Safe("true" if value else "false")
-    if isinstance(value, int):
-        return Safe(str(value))
-    if isinstance(value, float):
-        return Safe(repr(value)) if value == value and value not in (float("inf"), float("-inf")) else \
-            Safe('"' + repr(value) + '"')
-    if isinstance(value, (dict, list, tuple)):
-        return flow(value)
-    text = str(value)
-    if _PLAIN.match(text) and text.lower() not in SPECIAL_WORDS:
-        return Safe(text)  # a plain word every YAML reader takes as this string
-    return quoted(text)
+    if type(value) is not str:  # a plain str, the common case, goes straight to the end
+        if isinstance(value, Safe):
+            return value
+        if value is None:
+            return Safe("null")
+        if value is True or value is False:
+            return Safe("true" if value else "false")
+        if isinstance(value, int):
+            return Safe(str(value))
+        if isinstance(value, float):
+            return Safe(repr(value)) if value == value and value not in (float("inf"), float("-inf")) else \
+                Safe('"' + repr(value) + '"')
+        if isinstance(value, (dict, list, tuple)):
+            return flow(value)
+        value = str(value)
+    if _PLAIN.match(value) and value.lower() not in SPECIAL_WORDS:
+        return Safe(value)  # a plain word every YAML reader takes as this string
+    return Safe('"' + _UNSAFE.sub(_escape_char, value) + '"')  # quoted(value), inline: the hot path
 
 
 def quoted(text: str) -> Safe:
