@@ -26,7 +26,6 @@ class StepTests:
     """One step's test files, resolved against the tracked files."""
 
     step: Step
-    refs: list[TestRef]
     files: dict[str, TestRef] = field(default_factory=dict)  # test file -> the ref that names it
     findings: list[Finding] = field(default_factory=list)
 
@@ -39,7 +38,7 @@ def is_test_file(path: str) -> bool:
 def resolve_tests(decl: Declarations, step: Step, index: FileIndex) -> StepTests:
     """The step's test refs, test-missing and workdir-unmapped findings, and the test files named."""
     refs, unplaced = extract(step.commands, step.working_dir, decl.settings.docker_workdir)
-    found = StepTests(step, refs)
+    found = StepTests(step)
     if unplaced:
         found.findings.append(Finding(
             "workdir-unmapped", "warning", step.location,
