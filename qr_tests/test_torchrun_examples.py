@@ -25,21 +25,22 @@ HIDE_GPUS = dict.fromkeys(VISIBILITY_VARS, "")
 
 # vLLM's list at world size 4 (each launch also covers a quick-reduce level where noted),
 # then world size 2. Dense: TP defaults to 2 and DP fills the rest; MoE: TP defaults to 1.
+# The last item is the (tp, pp, dp, ep) layout every rank must report having run.
 CASES = [
-    ("torchrun_example.py", 4, {}),  # tp=2 dp=2
-    ("torchrun_example.py", 4, {"PP_SIZE": "2", "QR_QUANT": "FP"}),  # tp=2 pp=2
-    ("torchrun_example_moe.py", 4, {"TP_SIZE": "4", "QR_QUANT": "INT6"}),
-    ("torchrun_example_moe.py", 4, {"TP_SIZE": "2", "PP_SIZE": "2"}),
-    ("torchrun_example_moe.py", 4, {"DP_SIZE": "4", "ENABLE_EP": "1"}),
+    ("torchrun_example.py", 4, {}, (2, 1, 2, False)),
+    ("torchrun_example.py", 4, {"PP_SIZE": "2", "QR_QUANT": "FP"}, (2, 2, 1, False)),
+    ("torchrun_example_moe.py", 4, {"TP_SIZE": "4", "QR_QUANT": "INT6"}, (4, 1, 1, False)),
+    ("torchrun_example_moe.py", 4, {"TP_SIZE": "2", "PP_SIZE": "2"}, (2, 2, 1, False)),
+    ("torchrun_example_moe.py", 4, {"DP_SIZE": "4", "ENABLE_EP": "1"}, (1, 1, 4, True)),
     ("torchrun_example_moe.py", 4, {"TP_SIZE": "2", "DP_SIZE": "2", "ENABLE_EP": "1",
-                                    "QR_QUANT": "INT4"}),
-    ("torchrun_example.py", 2, {"QR_QUANT": "INT8"}),  # tp=2
-    ("torchrun_example_moe.py", 2, {"TP_SIZE": "2", "QR_QUANT": "INT8"}),
+                                    "QR_QUANT": "INT4"}, (2, 1, 2, True)),
+    ("torchrun_example.py", 2, {"QR_QUANT": "INT8"}, (2, 1, 1, False)),
+    ("torchrun_example_moe.py", 2, {"TP_SIZE": "2", "QR_QUANT": "INT8"}, (2, 1, 1, False)),
 ]
 
 
 def _case_id(case) -> str:
-    script, world, env = case
+    script, world, env, _ = case
     return "-".join([script[len("torchrun_"):-len(".py")], f"w{world}"]
                     + [f"{k}={v}" for k, v in env.items()])
 
@@ -62,12 +63,17 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
+def _environ_without_layout() -> dict[str, str]:
+    """This process's environment minus the variables the examples read their layout from."""
+    return {k: v for k, v in os.environ.items() if k not in PARALLEL_VARS}
+
+
 def launch(script: str, world: int, env: dict[str, str], extra_env: dict[str, str]):
     """Run `torchrun --standalone` (it picks a free port) and return (returncode, output).
 
     On timeout each rank is first asked for its Python stack (SIGUSR1, faulthandler), so
     the failure shows where it hung, then the launcher and every rank are killed."""
-    child_env = {k: v for k, v in os.environ.items() if k not in PARALLEL_VARS}
+    child_env = _environ_without_layout()
     child_env.update(OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", **extra_env, **env)
     cmd = [*TORCHRUN, "--standalone", f"--nproc-per-node={world}", f"qr_tests/{script}"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=child_env, stdout=subprocess.PIPE,
@@ -87,13 +93,20 @@ def reports(out: str) -> dict[int, dict]:
     return {r["rank"]: r for r in (json.loads(m) for m in re.findall(r"^OK (\{.*\})$", out, re.M))}
 
 
-def check_launch(script: str, world: int, env: dict[str, str], extra_env: dict[str, str]):
+def check_launch(script: str, world: int, env: dict[str, str], extra_env: dict[str, str],
+                 layout: tuple[int, int, int, bool]):
+    """Launch, require exit 0 and an OK from every rank, each with the model of `script` and
+    the (tp, pp, dp, ep) `layout` the environment asks for."""
     rc, out = launch(script, world, env, extra_env)
     env_text = " ".join(f"{k}={v}" for k, v in env.items())
     where = f"{env_text} torchrun --nproc-per-node={world} qr_tests/{script}"
     assert rc == 0, f"{where} exited {rc}; ranks' output:\n{out}"
     got = reports(out)
     assert sorted(got) == list(range(world)), f"{where}: not every rank reported OK:\n{out}"
+    model = MOE if script.endswith("_moe.py") else DENSE
+    for r in got.values():
+        assert (r["model"], r["tp"], r["pp"], r["dp"], r["ep"]) == (model.name, *layout), \
+            f"{where}: rank {r['rank']} ran {r}, want {model.name} (tp, pp, dp, ep) = {layout}"
     if "QR_QUANT" in env:
         assert all(r["quant"] == env["QR_QUANT"] for r in got.values()), out
     return got
@@ -101,8 +114,8 @@ def check_launch(script: str, world: int, env: dict[str, str], extra_env: dict[s
 
 @pytest.mark.parametrize("case", CASES, ids=_case_id)
 def test_torchrun_example_cpu(case):
-    script, world, env = case
-    got = check_launch(script, world, env, HIDE_GPUS)
+    script, world, env, layout = case
+    got = check_launch(script, world, env, HIDE_GPUS, layout)
     assert {r["device"] for r in got.values()} == {"cpu"}, got
     assert all("gloo" in r["backend"] for r in got.values()), got
 
@@ -117,7 +130,7 @@ def test_torchrun_example_one_gpu_matches_cpu(script, model):
 
     from qr_tests import tiny_model as tm  # noqa: PLC0415
 
-    got = check_launch(script, 1, {"TP_SIZE": "1"}, {})
+    got = check_launch(script, 1, {"TP_SIZE": "1"}, {}, (1, 1, 1, False))
     assert got[0]["device"] == "cuda:0", got
     cpu_model = tm.Shard(model, tm.make_weights(model), torch.device("cpu"))
     cpu_tokens, _ = tm.generate(cpu_model, tm.make_prompts(model), model.new_tokens)
@@ -127,8 +140,8 @@ def test_torchrun_example_one_gpu_matches_cpu(script, model):
 @pytest.mark.parametrize("case", [c for c in CASES if c[1] == 4], ids=_case_id)
 @pytest.mark.needs_gpu(vendor="any", count=4)
 def test_torchrun_example_four_gpus(case):
-    script, world, env = case
-    got = check_launch(script, world, env, {})
+    script, world, env, layout = case
+    got = check_launch(script, world, env, {}, layout)
     assert {r["device"] for r in got.values()} == {f"cuda:{i}" for i in range(world)}, got
 
 
@@ -142,15 +155,11 @@ def test_torchrun_example_four_gpus(case):
 ])
 def test_bad_layout_one_line_nonzero_exit(env, message):
     """Checked before torch is imported: one line on rank 0, exit status 2, no traceback."""
-    full_env = {k: v for k, v in os.environ.items() if k not in PARALLEL_VARS}
-    full_env.update(WORLD_SIZE="4", RANK="0", **env)
-    proc = subprocess.run([sys.executable, "qr_tests/torchrun_example.py"], cwd=ROOT,
-                          env=full_env, capture_output=True, text=True, timeout=30)
-    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", f"error: {message}\n")
-    full_env["RANK"] = "1"
-    proc = subprocess.run([sys.executable, "qr_tests/torchrun_example.py"], cwd=ROOT,
-                          env=full_env, capture_output=True, text=True, timeout=30)
-    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", "")
+    for rank, stderr in (("0", f"error: {message}\n"), ("1", "")):
+        full_env = {**_environ_without_layout(), "WORLD_SIZE": "4", "RANK": rank, **env}
+        proc = subprocess.run([sys.executable, "qr_tests/torchrun_example.py"], cwd=ROOT,
+                              env=full_env, capture_output=True, text=True, timeout=30)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", stderr), f"rank {rank}"
 
 
 @pytest.mark.parametrize("model,world,env,message", [
