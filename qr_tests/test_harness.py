@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from qr_tests.conftest import lacking
+from qr_tests.conftest import lacking, needs_gpu_args
 from qr_tests.harness import (VISIBILITY_VARS, RankError, RankTimeout, device_env,
                               run_ranks)
 
@@ -107,3 +107,21 @@ def test_needs_gpu_skip_rule(need, have, skip):
     assert bool(reason) == skip
     if skip:
         assert reason.startswith(f"needs {need[1]} ") and f"has {have[1]} ({have[0]})" in reason
+
+
+@pytest.mark.parametrize("mark,want", [
+    (pytest.mark.needs_gpu, ("any", 1)),
+    (pytest.mark.needs_gpu(vendor="amd", count=8), ("amd", 8)),
+    (pytest.mark.needs_gpu("amd"), None),  # positional
+    (pytest.mark.needs_gpu(vendor="intel"), None),
+    (pytest.mark.needs_gpu(count=0), None),
+    (pytest.mark.needs_gpu(count="2"), None),
+    (pytest.mark.needs_gpu(gpus=2), None),  # unknown keyword
+])
+def test_needs_gpu_marker_is_validated(mark, want):
+    """A malformed marker is a usage error, not a silently skipped (or run) test."""
+    if want is None:
+        with pytest.raises(pytest.UsageError):
+            needs_gpu_args(mark.mark)
+    else:
+        assert needs_gpu_args(mark.mark) == want
