@@ -25,8 +25,7 @@ class Level(enum.Enum):
 
 
 BITS = {Level.INT8: 8, Level.INT6: 6, Level.INT4: 4}
-CHUNK = 64  # a chunk holds two blocks: its even- and its odd-index elements
-BLOCK = 32
+BLOCK = 32  # a chunk of 64 elements holds two blocks: its even- and its odd-index elements
 TILE = 2048  # elements per 4 KiB of fp16: the unit of the wire format
 FP16_MAX = 65504.0
 SUPPORTED_DTYPES = (torch.float16, torch.bfloat16)
