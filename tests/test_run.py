@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -172,6 +173,37 @@ def _gone(pid: int) -> bool:
         return True
 
 
+def test_a_passing_step_leaves_nothing_running(tmp_path: Path) -> None:
+    from pipegen.localrun import Planned
+    from pipegen.steprun import run_step
+
+    planned = Planned(_step(), "cpu", str(tmp_path), "sleep 30 & echo $! > bg.pid", (), None, str(tmp_path / "k.log"))
+    assert run_step(planned, dict(os.environ), lambda elapsed: None).status == "passed"
+    assert _dies(int((tmp_path / "bg.pid").read_text()))
+
+
+def test_stop_group_kills_what_ignores_sigterm(tmp_path: Path) -> None:
+    from pipegen.steprun import stop_group
+
+    pid_file = tmp_path / "child.pid"
+    proc = subprocess.Popen(["bash", "-c", f"trap '' TERM; sleep 30 & echo $! > {pid_file}; wait"],
+                            start_new_session=True)
+    deadline = time.monotonic() + 15
+    while not (pid_file.exists() and pid_file.read_text().strip()):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    stopping = threading.Thread(target=stop_group, args=(proc,), kwargs={"grace_s": 0.5})
+    stopping.start()
+    stopping.join(15)
+    hung = stopping.is_alive()
+    if hung:  # clean up, then fail
+        os.killpg(proc.pid, signal.SIGKILL)
+        stopping.join()
+    assert not hung, "stop_group did not return"
+    assert proc.returncode == -signal.SIGKILL  # SIGTERM was ignored: the grace period ended in SIGKILL
+    assert _dies(int(pid_file.read_text()))
+
+
 # --------------------------------------------------------------------------- planning
 
 
@@ -329,3 +361,4 @@ def test_live_progress_redraws_one_line() -> None:
     assert out.getvalue() == ("\r\x1b[K[2/3] k on cpu: running 0.0s\r\x1b[K[2/3] k on cpu: running 1.5s"
                               "\r\x1b[K[2/3] k: passed in 2.0s; log: k.log\n")
     assert type(Progress.for_stream(io.StringIO(), 1)) is Progress
+
