@@ -23,7 +23,8 @@ class NotInDialect(Exception):
     """The text uses YAML this reader does not handle: use PyYAML."""
 
 
-_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*\Z")
+# Plain words: written unquoted by yamlout.scalar (unless special) and read back as strings here.
+PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*\Z")
 # Plain words a YAML 1.1 reader (PyYAML) turns into booleans or null.
 SPECIAL_WORDS = frozenset({"y", "yes", "n", "no", "true", "false", "on", "off", "null"})
 _INT = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
@@ -72,7 +73,7 @@ def scalar(token: str) -> Any:
         return token == "true"
     if token in ("null", "~"):
         return None
-    if _PLAIN.match(token) and token.lower() not in SPECIAL_WORDS:
+    if PLAIN.match(token) and token.lower() not in SPECIAL_WORDS:
         return token
     raise NotInDialect(token)
 

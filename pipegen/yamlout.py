@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from pipegen.fastyaml import _PLAIN, SPECIAL_WORDS
+from pipegen.fastyaml import PLAIN, SPECIAL_WORDS
 
 if TYPE_CHECKING:
     from pipegen.model import Declarations, Step
@@ -61,7 +61,7 @@ def scalar(value: Any) -> Safe:
         if isinstance(value, (dict, list, tuple)):
             return flow(value)
         value = str(value)
-    if _PLAIN.match(value) and value.lower() not in SPECIAL_WORDS:
+    if PLAIN.match(value) and value.lower() not in SPECIAL_WORDS:
         return Safe(value)  # a plain word every YAML reader takes as this string
     return Safe('"' + _UNSAFE.sub(_escape_char, value) + '"')  # quoted(value), inline: the hot path
 
