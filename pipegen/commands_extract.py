@@ -219,17 +219,18 @@ def _pytest_paths(args: list[str]) -> list[tuple[str, str, tuple[str, ...]]]:
     for arg in args:
         if skip_for is not None:
             if skip_for in PATH_OPTIONS:
-                ignored.append(arg.split("::", 1)[0])
+                ignored.append(arg)
             skip_for = None
         elif arg.startswith("-"):
             name, eq, value = arg.partition("=")
             if eq and name in PATH_OPTIONS:
-                ignored.append(value.split("::", 1)[0])
+                ignored.append(value)
             elif not eq and arg in PYTEST_VALUE_OPTIONS:
                 skip_for = arg
         else:
             positionals.append(arg.split("::", 1)[0])
-    kept = tuple(i for i in ignored if not DYNAMIC.search(i))
+    # `--deselect path::test` drops one test, not the file.
+    kept = tuple(i for i in ignored if not DYNAMIC.search(i) and "::" not in i)
     return [(p, "pytest", kept) for p in positionals if p and not DYNAMIC.search(p) and _pathlike(p)]
 
 

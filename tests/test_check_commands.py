@@ -58,6 +58,12 @@ def test_option_values_are_not_paths():
     assert refs[0].ignored == ("tests/models/test_x.py",)
 
 
+def test_deselecting_one_test_does_not_ignore_its_file():
+    refs, _ = extract(["pytest models --deselect models/test_x.py::test_a --deselect=models/test_y.py"],
+                      "/vllm-workspace/tests", VLLM)
+    assert [(r.path, r.ignored) for r in refs] == [("tests/models", ("tests/models/test_y.py",))]
+
+
 def test_bare_words_are_not_sure_paths():
     refs, _ = extract(["pytest tool_use --models llama3"], "/vllm-workspace/tests", VLLM)
     assert {r.path: r.surely_path for r in refs} == {"tests/tool_use": False, "tests/llama3": False}
