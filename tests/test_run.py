@@ -362,3 +362,24 @@ def test_live_progress_redraws_one_line() -> None:
                               "\r\x1b[K[2/3] k: passed in 2.0s; log: k.log\n")
     assert type(Progress.for_stream(io.StringIO(), 1)) is Progress
 
+
+def test_local_env_puts_this_pythons_scripts_first_on_path() -> None:
+    from pipegen.localrun import local_env
+
+    env = local_env({"PATH": "/usr/bin", "X": "1"})
+    assert env == {"PATH": os.path.dirname(sys.executable) + os.pathsep + "/usr/bin", "X": "1"}
+
+
+# --------------------------------------------------------------------------- this repository
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_this_repository_plans_the_readme_examples() -> None:
+    code, out = run(ROOT, "--step", "quick-reduce-cpu", "--dry-run")
+    assert code == 0 and "[1/1] quick-reduce-cpu on cpu\n" in out
+    assert "    pytest qr_tests --ignore=qr_tests/test_torchrun_examples.py\n" in out
+    code, out = run(ROOT, "--step", "quick-reduce", "--dry-run", "--hardware", "amd:gfx942:8")
+    assert code == 0 and "[1/1] quick-reduce-cpu on cpu\n" in out  # lists cpu first: CPU wherever it runs
+    code, out = run(ROOT, "--step", "quick-reduce-mi300-x8", "--hardware", "amd:gfx942:8", "--dry-run")
+    assert code == 0 and "[1/1] quick-reduce-mi300-x8 on mi300 x8\n" in out
