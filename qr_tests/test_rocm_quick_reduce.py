@@ -149,6 +149,20 @@ def test_nccl_group_is_refused():
 
 
 # -- the communicator on CPU ranks, with the platform injected ---------------------------
+LEVEL_COMBOS = [(level, dtype, cast) for level in Level for dtype, cast in COMBOS]
+
+
+def communicator_input(i: int, dtype, seed: int, rank: int) -> torch.Tensor:
+    """Rank `rank`'s input for the i-th of LEVEL_COMBOS (the ranks and the check agree)."""
+    return make_input("heavy", 4096 + 64 * i, dtype, seed + 100 * i + rank)
+
+
+def min_size_input(world: int, seed: int, rank: int) -> torch.Tensor:
+    """Rank `rank`'s fp16 input of exactly the table's INT4 minimum."""
+    n = min_size_for(torch.float16, world, Level.INT4, True) // 2
+    return make_input("normal", n, torch.float16, seed + rank)
+
+
 def communicator_worker(ctx, seed):
     ctx.init_process_group()
     group, world, rank = ctx.cpu_group(), ctx.world_size, ctx.rank
@@ -173,11 +187,11 @@ def communicator_worker(ctx, seed):
             report["world3"] = QuickAllReduce(sub, "cpu", platform=MI300,
                                               environ={ENV_QUANTIZATION: "INT4"}).disabled_reason
     outs = []
-    for i, (level, (dtype, cast)) in enumerate((lv, c) for lv in Level for c in COMBOS):
+    for i, (level, dtype, cast) in enumerate(LEVEL_COMBOS):
         env = {ENV_QUANTIZATION: level.name, ENV_CAST: str(int(cast)), ENV_MIN: "0"}
         comm = QuickAllReduce(group, "cpu", platform=MI300, environ=env)
         assert not comm.disabled and comm.use_fp16_kernels is cast, comm.disabled_reason
-        x = make_input("heavy", 4096 + 64 * i, dtype, seed + 100 * i + rank)
+        x = communicator_input(i, dtype, seed, rank)
         assert comm.should_quick_allreduce(x)
         outs.append(comm.quick_all_reduce(x))
         out = torch.empty_like(x)
@@ -191,8 +205,7 @@ def communicator_worker(ctx, seed):
             pass
     # the table's own minimum, at a real size
     comm = QuickAllReduce(group, "cpu", platform=MI300, environ={ENV_QUANTIZATION: "INT4"})
-    lo = min_size_for(torch.float16, world, Level.INT4, True)
-    x = make_input("normal", lo // 2, torch.float16, seed + rank)
+    x = min_size_input(world, seed, rank)
     assert comm.should_quick_allreduce(x) and not comm.should_quick_allreduce(x[8:])
     outs.append(comm.quick_all_reduce(x))
     return report, outs
@@ -212,14 +225,13 @@ def test_communicator_on_cpu_ranks(world):
         assert report["invalid"].startswith(f"Invalid value 'int4' for {ENV_QUANTIZATION}")
     if world == 4:
         assert [r[0]["world3"] for r in results[:3]] == ["world size 3 not in (2, 4, 8)"] * 3
-    for i, (level, (dtype, cast)) in enumerate((lv, c) for lv in Level for c in COMBOS):
-        xs = [make_input("heavy", 4096 + 64 * i, dtype, seed + 100 * i + r) for r in range(world)]
+    for i, (level, dtype, cast) in enumerate(LEVEL_COMBOS):
+        xs = [communicator_input(i, dtype, seed, r) for r in range(world)]
         want = simulate_all_reduce(xs, level, cast)
         for rank, (_, outs) in enumerate(results):
             assert torch.equal(bits_of(outs[i]), bits_of(want)), f"{level.name} {dtype} rank {rank}"
-    n = min_size_for(torch.float16, world, Level.INT4, True) // 2
-    want = simulate_all_reduce([make_input("normal", n, torch.float16, seed + r)
-                                for r in range(world)], Level.INT4)
+    want = simulate_all_reduce([min_size_input(world, seed, r) for r in range(world)],
+                               Level.INT4)
     assert all(torch.equal(bits_of(outs[-1]), bits_of(want)) for _, outs in results)
 
 
