@@ -13,6 +13,7 @@ importing jsonschema. On an error, jsonschema (if importable) explains it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -27,7 +28,6 @@ from pipegen.errors import OutputError
 SCHEMA_PACKAGE = "check_jsonschema"
 SCHEMA_PATH = ("builtin_schemas", "vendor", "buildkite.json")
 _FIX_VERSION = "2"  # bump when _prepare changes
-_validator: list[Callable[[Any], Any]] = []
 
 
 def schema_file() -> str:
@@ -104,9 +104,8 @@ def _fastjsonschema_version() -> str:
     return f"{info.st_size}-{int(info.st_mtime)}"
 
 
+@functools.cache
 def validator() -> Callable[[Any], Any]:
-    if _validator:
-        return _validator[0]
     path = schema_file()
     with open(path, "rb") as handle:
         raw = handle.read()
@@ -123,8 +122,7 @@ def validator() -> Callable[[Any], Any]:
         try:
             import fastjsonschema
         except ImportError:
-            _validator.append(_jsonschema_validator(json.loads(raw)))
-            return _validator[0]
+            return _jsonschema_validator(json.loads(raw))
         source = fastjsonschema.compile_to_code(_prepare(json.loads(raw)), detailed_exceptions=False,
                                                 use_default=False)
         code = compile(source, "<buildkite schema>", "exec")
@@ -141,8 +139,7 @@ def validator() -> Callable[[Any], Any]:
 
     namespace: dict[str, Any] = {"Decimal": Decimal, "__name__": "pipegen_buildkite_schema"}
     exec(code, namespace)  # noqa: S102 - code compiled from the vendored schema
-    _validator.append(namespace["validate"])
-    return _validator[0]
+    return namespace["validate"]
 
 
 def _jsonschema_validator(schema: dict[str, Any]) -> Callable[[Any], Any]:

@@ -25,6 +25,7 @@ syntax: a `$VAR` there is interpolated by `buildkite-agent pipeline upload`.
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any, Mapping, Sequence
 
@@ -60,20 +61,16 @@ def load_inventory_file(path: str, display: str | None = None) -> Inventory:
     return parse_inventory(load_file(path, name), name)
 
 
-_VLLM_CACHE: list[Inventory] = []
-
-
+@functools.cache
 def vllm_inventory() -> Inventory:
     """vLLM's queue table (ci-infra constants.py / get_agent_queue), shipped as data."""
-    if not _VLLM_CACHE:
-        from importlib import resources
+    from importlib import resources
 
-        import yaml
+    import yaml
 
-        text = resources.files("pipegen").joinpath("data", PRESET_FILE).read_text(encoding="utf-8")
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - shipped file
-        _VLLM_CACHE.append(parse_inventory(data, "preset:vllm"))
-    return _VLLM_CACHE[0]
+    text = resources.files("pipegen").joinpath("data", PRESET_FILE).read_text(encoding="utf-8")
+    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - shipped file
+    return parse_inventory(data, "preset:vllm")
 
 
 def parse_inventory(data: Any, source: str) -> Inventory:
