@@ -352,6 +352,25 @@ def test_subprocess_in_the_repository(tmp_path):
     assert "error[test-missing]" in done.stdout and done.stdout.rstrip().endswith("(test-missing 1)")
 
 
+def test_the_pre_commit_hook_runs_check_at_the_repository_root(tmp_path, monkeypatch):
+    import shlex
+    import tomllib
+
+    import yaml
+
+    project = Path(__file__).resolve().parents[1]
+    (hook,) = [h for h in yaml.safe_load((project / ".pre-commit-hooks.yaml").read_text()) if h["id"] == "pipegen-check"]
+    # pre-commit runs `entry` from the repository root; check takes no file names.
+    assert (hook["language"], hook["pass_filenames"]) == ("python", False)
+    program, *args = shlex.split(hook["entry"])
+    scripts = tomllib.loads((project / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts[program] == "pipegen.cli:main"
+    root = make_repo(tmp_path, CLEAN_STEP.replace("tests/test_core.py::", "tests/test_gone.py::"))
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, args, env={"PIPEGEN_CONFIG": None, "GIT_DIR": None})
+    assert result.exit_code == 1 and "error[test-missing]" in result.output, result.output
+
+
 def test_a_step_with_tests_but_no_dependencies(tmp_path):
     root = make_repo(tmp_path, CLEAN_STEP.replace("  source_file_dependencies: [mypkg, tests/]\n", ""),
                      config="steps: [.buildkite/steps.yaml]\n")
