@@ -202,11 +202,6 @@ def cache_dir() -> str | None:
     return os.path.join(base, "pipegen")
 
 
-def _finalize(value: Any) -> Any:
-    # Every {{ expression }} goes out as a safe YAML scalar unless marked Safe.
-    return scalar(value)
-
-
 def environment(templates: str | None = None) -> Any:
     """The Jinja environment: a user's folder first, then the shipped templates (also as builtin/NAME)."""
     from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader, StrictUndefined
@@ -247,7 +242,7 @@ def environment(templates: str | None = None) -> Any:
         loader=ChoiceLoader(loaders),
         undefined=StrictUndefined,
         autoescape=False,
-        finalize=_finalize,
+        finalize=scalar,  # every {{ expression }} goes out as a safe YAML scalar unless marked Safe
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
