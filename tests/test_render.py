@@ -564,6 +564,17 @@ def test_the_wheel_ships_templates_and_the_vllm_inventory(tmp_path):
     expected = {f"pipegen/templates/{p.name}" for p in (ROOT / "templates").glob("*.j2")}
     assert expected and expected <= shipped
     assert "pipegen/data/vllm-hardware.yaml" in shipped
+    # Installed from the wheel (not editable), pipegen finds them there.
+    site = tmp_path / "site"
+    zipfile.ZipFile(next(tmp_path.glob("pipegen-*.whl"))).extractall(site)
+    probe = ("import pipegen, pipegen.render as r, pipegen.inventory as i; print(pipegen.__file__); "
+             "print(r.builtin_templates()); print(i.vllm_inventory().source)")
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(site)})
+    assert proc.returncode == 0, proc.stderr
+    package, templates, source = proc.stdout.splitlines()
+    assert package.startswith(str(site)) and Path(templates) == site / "pipegen" / "templates"
+    assert source == "preset:vllm"
 
 
 def test_interpolate_keeps_listed_variables_for_upload_time(tmp_path):
