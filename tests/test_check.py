@@ -421,3 +421,12 @@ def test_text_shows_ten_findings_per_step_and_code(tmp_path):
     assert text.count("warning[import-not-covered]") == 10
     assert "... 2 more import-not-covered for step 'core' (--format json lists all)" in text
     assert len(check(root)[1]["findings"]) == 12
+
+
+def test_this_repository_checks_clean_strictly():
+    """pipegen's own .buildkite/ passes its own strictest check (needs the git checkout)."""
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    result = CliRunner().invoke(cli, ["check", "--root", str(root), "--strict"])
+    assert result.exit_code == 0, result.output
