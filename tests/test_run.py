@@ -305,6 +305,20 @@ def test_junit_xml_parses(repo: Path, tmp_path: Path) -> None:
     assert skipped[1] is not None and "needs 2 GPUs of family mi355" in skipped[1].get("message", "")
 
 
+def test_a_named_step_that_cannot_run_is_a_junit_failure(repo: Path, tmp_path: Path) -> None:
+    (repo / ".buildkite" / "steps" / "elsewhere.yaml").write_text(
+        "steps:\n  - {label: elsewhere, key: elsewhere, working_dir: /opt/x, commands: [pwd]}\n")
+    junit = tmp_path / "junit.xml"
+    code, out = run(repo, "--step", "elsewhere", "--step", "qr-mi355", "--junit", str(junit))
+    assert code == 1
+    assert "elsewhere: working directory /opt/x is outside the repository (map it with docker_workdir)" in out
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    for key in ("elsewhere", "qr-mi355"):
+        failure = cases[key].find("failure")
+        assert failure is not None and failure.get("type") == "no hardware", key
+        assert failure.get("message", "").startswith("cannot run on this machine: ")
+
+
 # --------------------------------------------------------------------------- pure pieces
 
 
@@ -383,3 +397,4 @@ def test_this_repository_plans_the_readme_examples() -> None:
     assert code == 0 and "[1/1] quick-reduce-cpu on cpu\n" in out  # lists cpu first: CPU wherever it runs
     code, out = run(ROOT, "--step", "quick-reduce-mi300-x8", "--hardware", "amd:gfx942:8", "--dry-run")
     assert code == 0 and "[1/1] quick-reduce-mi300-x8 on mi300 x8\n" in out
+
