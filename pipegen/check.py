@@ -70,13 +70,8 @@ def check(decl: Declarations, inputs: Inputs, *, orphans: bool = False, strict_m
 
 
 def _cover(step: Step, decl: Declarations, index: FileIndex) -> int:
-    """What selects the step: its entries; everything for a step without any, when those run.
-
-    decide.py's rule: the steps file the loader adds (pipegen's format, vLLM's
-    files with a depends_on) is not a declared entry.
-    """
-    declared = any(not d.startswith("!") and d != step.location.file for d in step.dependencies)
-    if not declared and decl.settings.no_dependencies == "run":
+    """What selects the step: its entries; everything for a step without any, when those run."""
+    if not step.declares_dependencies and decl.settings.no_dependencies == "run":
         return index.prefix("")
     return entries.covered(step, index)
 
@@ -125,7 +120,7 @@ def check_repository(root: str, config: str | None, *, tracked_files: str | None
     if tracked_files:
         from pipegen.pipeline import read_file_list
 
-        tracked = read_file_list(tracked_files)
+        tracked = read_file_list(tracked_files, "--tracked-files")
     else:
         from pipegen.git import tracked_files as git_tracked
 

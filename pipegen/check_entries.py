@@ -9,10 +9,10 @@ excludes nothing is dead weight. Suggestions name the nearest real paths.
 from __future__ import annotations
 
 import difflib
-import fnmatch
 import posixpath
 from typing import Any, Iterable, Mapping
 
+from pipegen.decide import always_run_pattern
 from pipegen.fileindex import FileIndex
 from pipegen.findings import Finding
 from pipegen.matching import is_glob, split
@@ -230,4 +230,4 @@ def declared(step: Step) -> str:
 
 def always_runs(step: Step, decl: Declarations) -> bool:
     """Steps whose key always runs (vLLM's image builds): their dependencies do not decide."""
-    return step.mirror is None and any(fnmatch.fnmatchcase(step.key, p) for p in decl.settings.always_run)
+    return always_run_pattern(step, decl.settings) is not None

@@ -82,6 +82,13 @@ def _docs_only(patterns: Sequence[str], files: list[str]) -> bool:
     return bool(patterns) and bool(files) and all(any(entry_matches(p, f) for p in patterns) for f in files)
 
 
+def always_run_pattern(step: Step, settings: Settings) -> str | None:
+    """The always-run key glob the step matches (vLLM: mirrors never do, their key is generated)."""
+    if step.mirror is not None:
+        return None
+    return next((p for p in settings.always_run if fnmatch.fnmatchcase(step.key, p)), None)
+
+
 def _applies(rule: Rule, step: Step) -> bool:
     if rule.mirror is not None and step.mirror != rule.mirror:
         return False
@@ -118,8 +125,8 @@ def _decide_step(
     rule = _rule_hit(step, rule_hits, overriding=True)
     if rule:
         return "run", rule
-    pattern = next((p for p in settings.always_run if fnmatch.fnmatchcase(step.key, p)), None)
-    if pattern and step.mirror is None:
+    pattern = always_run_pattern(step, settings)
+    if pattern:
         return "run", Reason("always-run", f"key matches always-run '{pattern}'", entry=pattern)
     if options.nightly:
         return "run", Reason("nightly", "nightly build: every step runs, optional ones too")
@@ -132,8 +139,7 @@ def _decide_step(
         return "run", Reason("run-all", run_all_reason)
     if match:
         return "run", Reason("dependency", f"{match[0]} matches '{match[1]}'", match[0], match[1])
-    # The steps file itself (added by the loader) is not a declared dependency.
-    if not any(not d.startswith("!") and d != step.location.file for d in step.dependencies):
+    if not step.declares_dependencies:
         action = settings.no_dependencies
         return action, Reason("no-dependencies", f"no source_file_dependencies: {action} by configuration")
     return "block", Reason("no-match", f"no changed file matches its {len(step.dependencies)} dependency entries")

@@ -80,6 +80,12 @@ class Step:
     # Legacy AMD steps: the pipeline-level tags it is mirrored to.
     mirror_hardwares: tuple[str, ...] = ()
 
+    @property
+    def declares_dependencies(self) -> bool:
+        """Whether the step names any include entry itself: the steps file that the
+        loader adds (pipegen's format, vLLM files with a depends_on) does not count."""
+        return any(not d.startswith("!") and d != self.location.file for d in self.dependencies)
+
 
 @dataclass(frozen=True)
 class Rule:

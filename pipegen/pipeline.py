@@ -92,14 +92,14 @@ def read_changes(args: SelectArgs, decl: Declarations, environ: Mapping[str, str
     return changes
 
 
-def read_file_list(source: str) -> list[str]:
-    """Paths from a file (or '-' for stdin), newline- or NUL-separated."""
+def read_file_list(source: str, option: str = "--files-from") -> list[str]:
+    """Paths from a file (or '-' for stdin), newline- or NUL-separated; `option` names it in errors."""
     import sys
 
     try:
         data = sys.stdin.buffer.read() if source == "-" else open(source, "rb").read()
     except OSError as exc:
-        raise UsageError(f"cannot read --files-from {source}: {exc.strerror}", fix="pass an existing file or '-'") from None
+        raise UsageError(f"cannot read {option} {source}: {exc.strerror}", fix="pass an existing file or '-'") from None
     text = data.decode("utf-8", "surrogateescape")
     parts = text.split("\0") if "\0" in text else text.splitlines()
     return list(dict.fromkeys(p for p in parts if p))

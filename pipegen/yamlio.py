@@ -120,4 +120,14 @@ def load_file(path: str, display: str | None = None) -> Any:
         raise DeclarationError("file not found", Location(name), fix="check the path or create the file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise DeclarationError(f"cannot read the file: {exc}", Location(name)) from None
-    return load_text(text, name)
+    # `check` reads the declarations again for entry lines: parse each text once per process.
+    # Keyed on the text itself, so an edited file is parsed anew; callers never mutate the result.
+    key = (name, text)
+    if key not in _PARSED:
+        if len(_PARSED) >= 512:
+            _PARSED.clear()
+        _PARSED[key] = load_text(text, name)
+    return _PARSED[key]
+
+
+_PARSED: dict[tuple[str, str], Any] = {}
