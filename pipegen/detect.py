@@ -73,7 +73,12 @@ def detect() -> Machine:
             import torch
     except ImportError:
         return Machine(note="torch is not importable")
-    return from_torch(torch)
+    except Exception as exc:  # a broken torch install: run on CPU and say why, no traceback
+        return Machine(note=f"torch failed to import ({type(exc).__name__}: {exc})")
+    try:
+        return from_torch(torch)
+    except Exception as exc:  # e.g. a driver that torch finds but cannot query
+        return Machine(note=f"torch could not query its GPUs ({type(exc).__name__}: {exc})")
 
 
 def from_torch(torch: Any) -> Machine:

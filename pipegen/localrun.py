@@ -192,6 +192,8 @@ def plan(decl: Declarations, candidates: Sequence[Candidates], machine: Machine,
             if why:
                 whys.append(f"{step.key}: {why}" if len(targets) > 1 else why)
                 continue
+            if any(run.step.key == step.key for run in runs):
+                break  # named twice (`--step qr --step qr-h100`): one run, one log
             minutes = step.timeout_in_minutes
             runs.append(Planned(
                 step=step,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -68,6 +69,16 @@ def test_from_torch_without_gpus() -> None:
 def test_without_torch_cpu_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "torch", None)  # makes `import torch` raise ImportError
     assert detect() == Machine(note="torch is not importable")
+
+
+def test_broken_torch_is_cpu_only_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Broken:
+        def __getattr__(self, name: str) -> Any:
+            raise OSError("libcuda.so: cannot open shared object file")
+
+    monkeypatch.setitem(sys.modules, "torch", Broken())
+    found = detect()
+    assert found.gpus == 0 and "OSError: libcuda.so" in found.note
 
 
 def test_this_machine() -> None:

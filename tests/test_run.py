@@ -227,6 +227,11 @@ def test_first_satisfiable_target_of_a_fan_out(repo: Path) -> None:
     assert "this machine has 8 amd gfx942 GPUs" in out
 
 
+def test_a_target_named_twice_runs_once(repo: Path) -> None:
+    code, out = run(repo, "--step", "qr", "--step", "qr-h100", "--dry-run", "--hardware", "nvidia:sm_90:8")
+    assert code == 0 and "[1/1] qr-h100 on h100 x1" in out and "[2/" not in out
+
+
 def test_dry_run_prints_the_plan_and_runs_nothing(repo: Path) -> None:
     code, out = run(repo, "--step", "env-cwd", "--step", "slow", "--dry-run")
     assert code == 0
