@@ -183,8 +183,8 @@ def _count(steps: Sequence[Step], shown: Mapping[str, str], jobs_by_key: Mapping
 def builtin_templates() -> str:
     """The folder of the shipped templates (the wheel's pipegen/templates, or the repo's templates/).
 
-    Found beside this file rather than through importlib.resources, whose import (with
-    zipfile's) would cost every render ~3 ms; Jinja's FileSystemLoader needs a real folder anyway.
+    Found beside this file rather than through importlib.resources, whose imports (zipfile
+    among them) every render would pay; Jinja's FileSystemLoader needs a real folder anyway.
     """
     package = os.path.dirname(os.path.abspath(__file__))
     installed = os.path.join(package, "templates")
