@@ -100,10 +100,9 @@ def parse_inventory(data: Any, source: str) -> Inventory:
                 raise DeclarationError(f"hardware name '{name}' is used by two families ('{seen[name].name}' and "
                                        f"'{family.name}')", family.location, "rename one of them")
             seen[name] = family
-    inventory = Inventory(families=tuple(families), source=source)
     for field_name in ("default", "no_gpu"):
         name = fields.get(field_name)
-        if name is not None and inventory.family(name) is None:
+        if name is not None and name not in seen:
             raise DeclarationError(f"'{field_name}' names unknown family '{name}'", _loc(top, field_name, source),
                                    "known families: " + ", ".join(sorted(seen)))
     routes = []
@@ -117,11 +116,11 @@ def parse_inventory(data: Any, source: str) -> Inventory:
             if hasattr(item, "loc") else dict(item)
         if not route.get("family") or not (route.get("label") or route.get("key")):
             raise DeclarationError("a route needs 'family' and 'label' or 'key'", where)
-        if inventory.family(route["family"]) is None:
+        if route["family"] not in seen:
             raise DeclarationError(f"route names unknown family '{route['family']}'", where,
                                    "known families: " + ", ".join(sorted(seen)))
         routes.append(Route(family=route["family"], label=route.get("label"), key=route.get("key")))
-    return Inventory(families=inventory.families, default=fields.get("default"), no_gpu=fields.get("no_gpu"),
+    return Inventory(families=tuple(families), default=fields.get("default"), no_gpu=fields.get("no_gpu"),
                      routes=tuple(routes), source=source)
 
 
