@@ -90,18 +90,13 @@ def select(fmt: str, **kwargs: Any) -> int:
       pipegen select --base origin/main --format json
       git diff --name-only main | pipegen select --files-from -
     """
-    from pipegen.pipeline import select as run_select
+    from pipegen.pipeline import select as run_select, warn_if_untrusted
     from pipegen.report import render_selection
 
     _decl, selection = run_select(_args(**kwargs))
-    _warn_untrusted(selection)
+    warn_if_untrusted(selection)
     click.echo(render_selection(selection, fmt), nl=False)
     return 0
-
-
-def _warn_untrusted(selection: Any) -> None:
-    if not selection.changes.trusted:
-        click.echo(f"pipegen: WARNING: {selection.run_all_reason}", err=True)
 
 
 @cli.command()
@@ -121,7 +116,7 @@ def why(paths: tuple[str, ...], step_keys: tuple[str, ...], fmt: str, **kwargs: 
     import json
 
     from pipegen import report
-    from pipegen.pipeline import load_declarations, select as run_select, steps_by_key
+    from pipegen.pipeline import load_declarations, select as run_select, steps_by_key, warn_if_untrusted
 
     if not paths and not step_keys:
         raise click.UsageError("give PATH... or --step KEY")
@@ -131,7 +126,7 @@ def why(paths: tuple[str, ...], step_keys: tuple[str, ...], fmt: str, **kwargs: 
     # Paths alone need no diff; a step's decision does (and loads the declarations once).
     decl, selection = run_select(args) if step_keys else (load_declarations(args), None)
     if selection is not None:
-        _warn_untrusted(selection)
+        warn_if_untrusted(selection)
     if paths:
         rows = report.why_paths(decl, paths)
         out["paths"], text = rows, report.why_paths_text(rows)

@@ -267,7 +267,7 @@ def validate_graph(steps: list[Step]) -> None:
         for target in step.depends_on:
             if target not in by_key:
                 raise DeclarationError(f"step '{step.key}' depends on unknown step '{target}'", step.location,
-                                       s.suggest(target, by_key) if by_key else "remove the depends_on entry")
+                                       s.suggest(target, by_key, "step keys") if by_key else "remove the depends_on entry")
     try:
         graphlib.TopologicalSorter({k: step.depends_on for k, step in by_key.items()}).prepare()
     except graphlib.CycleError as exc:

@@ -244,9 +244,7 @@ def _family_of(step: Step, inventory: Inventory) -> tuple[Family, int | None]:
         from pipegen.schema import suggest
 
         known = inventory.names()
-        hint = suggest(step.device, known) if known else f"create {DEFAULT_FILE}"
-        if hint.startswith("known fields"):
-            hint = "known families: " + ", ".join(sorted(known))
+        hint = suggest(step.device, known, "families") if known else f"create {DEFAULT_FILE}"
         raise _missing(step, f"asks for hardware '{step.device}', which no family in {inventory.source or DEFAULT_FILE} provides",
                        hint)
     return resolved

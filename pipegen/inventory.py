@@ -44,7 +44,7 @@ def load_inventory(decl: Declarations) -> Inventory:
         return parse_inventory(settings.hardware_inline, where)
     if settings.hardware_file:
         return load_inventory_file(os.path.join(decl.root, settings.hardware_file), settings.hardware_file)
-    if settings.preset == "vllm" or decl.layout in ("vllm", "legacy"):
+    if settings.preset == "vllm":  # vLLM's current and legacy files
         return vllm_inventory()
     path = os.path.join(decl.root, DEFAULT_FILE)
     if os.path.isfile(path):

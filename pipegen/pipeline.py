@@ -116,6 +116,14 @@ def select(args: SelectArgs, environ: Mapping[str, str] | None = None) -> tuple[
     return decl, decide(decl, changes, options)
 
 
+def warn_if_untrusted(selection: Selection) -> None:
+    """Fail safe, never quiet: say on stderr why everything was selected."""
+    import sys
+
+    if not selection.changes.trusted:
+        sys.stderr.write(f"pipegen: WARNING: {selection.run_all_reason}\n")
+
+
 def steps_by_key(decl: Declarations, keys: Sequence[str]) -> list:
     by_key = decl.by_key()
     missing = [k for k in keys if k not in by_key]

@@ -319,11 +319,10 @@ def render_pipeline(decl: Declarations, selection: Selection, *, unselected: str
 def run(args: Any, *, unselected: str | None, templates: str | None, annotation_file: str | None,
         environ: Mapping[str, str] | None = None) -> int:
     """`pipegen render`: select, render, validate; print only a valid pipeline."""
-    from pipegen.pipeline import select
+    from pipegen.pipeline import select, warn_if_untrusted
 
     decl, selection = select(args, environ)
-    if not selection.changes.trusted:
-        sys.stderr.write(f"pipegen: WARNING: {selection.run_all_reason}\n")
+    warn_if_untrusted(selection)
     try:
         rendered = render_pipeline(decl, selection, unselected=unselected, templates=templates)
     except LimitError as exc:

@@ -137,9 +137,9 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def suggest(name: str, known: Any) -> str:
+def suggest(name: str, known: Any, noun: str = "fields") -> str:
     close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'?" if close else f"known fields: {', '.join(sorted(known))}"
+    return f"did you mean '{close[0]}'?" if close else f"known {noun}: {', '.join(sorted(known))}"
 
 
 def require_mapping(value: Any, where: Location, what: str) -> LocDict:

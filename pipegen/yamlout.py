@@ -136,7 +136,7 @@ class Dollars:
 def dollars_for(decl: Declarations) -> Dollars:
     settings = decl.settings
     keep = settings.interpolate
-    if not keep and (settings.preset == "vllm" or decl.layout in ("vllm", "legacy")):
+    if not keep and settings.preset == "vllm":
         keep = ("*",)  # vLLM's files are written in Buildkite's syntax
     return Dollars(keep)
 

@@ -535,7 +535,7 @@ def test_vllm_queues_and_mirrors():
 
 
 @needs_fixture
-def test_vllm_run_everything_fits_in_one_upload(tmp_path):
+def test_vllm_annotation_counts_jobs_against_the_upload_limit(tmp_path):
     note = tmp_path / "note.md"
     result = render(FIXTURE, "--annotation", str(note), files=".buildkite/test_areas/lora.yaml\n")
     assert result.exit_code == 0
