@@ -3,6 +3,7 @@
   python qr_tests/bench_quick_reduce.py --table            # rel. L2 error, CPU
   python qr_tests/bench_quick_reduce.py --digest [--out D] # codec + 1-process run digests
   python qr_tests/bench_quick_reduce.py --throughput       # codec vs copy, needs CUDA
+  python qr_tests/bench_quick_reduce.py --all-reduce        # two-shot vs all_reduce, every GPU
 
 --digest hashes the wire bytes and decoded bits of fixed-seed inputs on the CPU and,
 where present, on CUDA (codec, and a one-process two-shot run over the default
@@ -165,11 +166,70 @@ def throughput(reps: int = 100) -> str:
     return "\n".join(rows)
 
 
+ALL_REDUCE_MB = (1, 8, 64, 256)
+
+
+def _timed_all_reduce(fn, x, reps: int) -> float:
+    """Median microseconds of fn(x), every run started after a barrier so the ranks'
+    device events time the collective, not a wait for a late peer."""
+    import torch.distributed as dist  # noqa: PLC0415
+    for _ in range(3):
+        fn(x)
+    times = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        dist.barrier()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn(x)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1000)
+    return statistics.median(times)
+
+
+def all_reduce_worker(ctx, reps):
+    """Rank 0's median for each (dtype, size, method); the inputs stay small in magnitude
+    so that repeated in-place all_reduce neither overflows nor changes the timing."""
+    ctx.init_process_group()
+    import torch.distributed as dist  # noqa: PLC0415
+    torch.cuda.set_device(0)
+    res = {"backend": dist.get_backend_config()}
+    for dname, dtype in DTYPES.items():
+        for mb in ALL_REDUCE_MB:
+            n = mb * (1 << 20) // 2
+            x = (torch.randn(n, device="cuda") * 1e-3).to(dtype)
+            res[f"{dname} {mb} all_reduce"] = _timed_all_reduce(dist.all_reduce, x, reps)
+            for level in Level:
+                res[f"{dname} {mb} {level.name}"] = _timed_all_reduce(
+                    lambda t, level=level: two_shot_all_reduce(t, level), x, reps)
+            del x
+            torch.cuda.empty_cache()
+    return res
+
+
+def all_reduce_table(reps: int = 50) -> str:
+    world = torch.cuda.device_count()
+    from qr_tests import bench_quick_reduce as this  # importable by name in the ranks
+    res = run_ranks(this.all_reduce_worker, world, (reps,), gpus=list(range(world)), timeout=580)[0]
+    levels = [level.name for level in Level]
+    rows = [f"{torch.cuda.get_device_name()} x{world}, torch {torch.__version__}, {res['backend']}, "
+            f"median of {reps} runs (us, rank 0)", "",
+            "| dtype | size | all_reduce | " + " | ".join(f"ref {name}" for name in levels) + " |",
+            "|---|---|---|" + "---|" * len(levels)]
+    for dname in DTYPES:
+        for mb in ALL_REDUCE_MB:
+            cells = [f"{res[f'{dname} {mb} {m}']:.0f}" for m in ("all_reduce", *levels)]
+            rows.append(f"| {dname} | {mb} MB | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--table", action="store_true")
     ap.add_argument("--digest", action="store_true")
     ap.add_argument("--throughput", action="store_true")
+    ap.add_argument("--all-reduce", action="store_true")
     ap.add_argument("--out", help="folder for digests.json")
     a = ap.parse_args()
     ok = True
@@ -180,6 +240,8 @@ def main() -> int:
     if a.throughput:
         print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")
         throughput()
+    if a.all_reduce:
+        print(all_reduce_table())
     return 0 if ok else 1
 
 

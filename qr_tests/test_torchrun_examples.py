@@ -36,6 +36,8 @@ CASES = [
                                     "QR_QUANT": "INT4"}, (2, 1, 2, True)),
     ("torchrun_example.py", 2, {"QR_QUANT": "INT8"}, (2, 1, 1, False)),
     ("torchrun_example_moe.py", 2, {"TP_SIZE": "2", "QR_QUANT": "INT8"}, (2, 1, 1, False)),
+    ("torchrun_example.py", 2, {"TP_SIZE": "1", "PP_SIZE": "2"}, (1, 2, 1, False)),
+    ("torchrun_example_moe.py", 2, {"DP_SIZE": "2", "ENABLE_EP": "1"}, (1, 1, 2, True)),
 ]
 
 
@@ -137,12 +139,14 @@ def test_torchrun_example_one_gpu_matches_cpu(script, model):
     assert got[0]["tokens"] == cpu_tokens.tolist()
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c[1] == 4], ids=_case_id)
-@pytest.mark.needs_gpu(vendor="any", count=4)
-def test_torchrun_example_four_gpus(case):
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.needs_gpu(vendor="any", count=c[1]))
+                                  for c in CASES], ids=_case_id)
+def test_torchrun_example_on_gpus(case):
+    """One GPU per rank, the default (NCCL/RCCL) backend."""
     script, world, env, layout = case
     got = check_launch(script, world, env, {}, layout)
     assert {r["device"] for r in got.values()} == {f"cuda:{i}" for i in range(world)}, got
+    assert all("nccl" in r["backend"] for r in got.values()), got
 
 
 @pytest.mark.parametrize("env,message", [
