@@ -155,7 +155,7 @@ def codec_bound(x: torch.Tensor, level: Level, dtype, *, sign_aware: bool = True
     s < 1/65504 has its encoding scale saturated: values shrink by 65504*s."""
     n = x.numel()
     if level is Level.FP:
-        return torch.zeros(n, dtype=torch.float64)
+        return torch.zeros(n, dtype=torch.float64, device=x.device)
     r, u = 2 ** (BITS[level] - 1), UNIT[dtype]
     eps = round_t(1e-7, dtype) if dtype == torch.bfloat16 else 2.0**-24
     v = _pad64(x).view(-1, 32, 2)
@@ -195,7 +195,7 @@ def all_reduce_bound(inputs, level: Level, cast_bf16_to_fp16: bool = True):
             return blocks.amax(1, keepdim=True).expand_as(blocks).reshape(-1)[:n]
 
         s2 = block_max(reach) / r
-        stage2 = codec_bound(torch.zeros(n, dtype=torch.float64), level, t)  # constants
+        stage2 = codec_bound(torch.zeros_like(reach), level, t)  # constants
         bound = bound + s2 * (1 + u) + 4.1 * u * reach + stage2
         if t == torch.float16:  # the sum's block may be small enough to saturate enc
             s2_lo = block_max(floor) / r

@@ -97,6 +97,16 @@ def test_all_reduce_model_within_bound(case_seed):
     checks.check_all_reduce_bound(REFERENCE, case_seed)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("level", list(Level))
+def test_bounds_stay_on_the_inputs_device(level, dtype):
+    """The torchrun ranks check CUDA tensors: a constant made on the CPU fails there
+    (found on 2 H200s). The meta device catches it here, as a device mismatch."""
+    xs = [torch.empty(1000, dtype=dtype, device="meta") for _ in range(2)]
+    exact, bound = all_reduce_bound(xs, level)
+    assert (exact.device.type, bound.device.type, bound.shape) == ("meta", "meta", (1000,))
+
+
 # -- mutation check: the checks above reject wrong codecs --------------------------------
 class FlippedScaleSign(Codec):
     def scales(self, m, bits, dtype):
