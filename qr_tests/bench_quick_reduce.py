@@ -109,12 +109,14 @@ def digests(out_dir: str | None) -> bool:
     return same
 
 
-def _time(fn, inputs, reps: int) -> float:
-    """Median microseconds of fn(x) over reps runs, rotating through inputs."""
+def _time(fn, inputs, reps: int, before=lambda: None) -> float:
+    """Median microseconds of fn(x) over reps runs, rotating through inputs; `before()`
+    runs ahead of each timed run, outside the timing."""
     for x in inputs[:3]:
         fn(x)
     times = []
     for i in range(reps):
+        before()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         x = inputs[i % len(inputs)]
         start.record()
@@ -169,28 +171,18 @@ def throughput(reps: int = 100) -> str:
 ALL_REDUCE_MB = (1, 8, 64, 256)
 
 
-def _timed_all_reduce(fn, x, reps: int) -> float:
-    """Median microseconds of fn(x), every run started after a barrier so the ranks'
-    device events time the collective, not a wait for a late peer."""
+def _align_ranks() -> None:
+    """A barrier before each run, so the ranks' device events time the collective, not a
+    wait for a late peer."""
     import torch.distributed as dist  # noqa: PLC0415
-    for _ in range(3):
-        fn(x)
-    times = []
-    for _ in range(reps):
-        torch.cuda.synchronize()
-        dist.barrier()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn(x)
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1000)
-    return statistics.median(times)
+    torch.cuda.synchronize()
+    dist.barrier()
 
 
 def all_reduce_worker(ctx, reps):
-    """Rank 0's median for each (dtype, size, method); the inputs stay small in magnitude
-    so that repeated in-place all_reduce neither overflows nor changes the timing."""
+    """Rank 0's median for each (dtype, size, method). all_reduce works in place on a
+    copy (its values grow each run; NCCL's time does not depend on them), so the
+    reference reads the same finite input every time."""
     ctx.init_process_group()
     import torch.distributed as dist  # noqa: PLC0415
     torch.cuda.set_device(0)
@@ -198,11 +190,11 @@ def all_reduce_worker(ctx, reps):
     for dname, dtype in DTYPES.items():
         for mb in ALL_REDUCE_MB:
             n = mb * (1 << 20) // 2
-            x = (torch.randn(n, device="cuda") * 1e-3).to(dtype)
-            res[f"{dname} {mb} all_reduce"] = _timed_all_reduce(dist.all_reduce, x, reps)
+            x = torch.randn(n, device="cuda").to(dtype)
+            res[f"{dname} {mb} all_reduce"] = _time(dist.all_reduce, [x.clone()], reps, _align_ranks)
             for level in Level:
-                res[f"{dname} {mb} {level.name}"] = _timed_all_reduce(
-                    lambda t, level=level: two_shot_all_reduce(t, level), x, reps)
+                res[f"{dname} {mb} {level.name}"] = _time(
+                    lambda t, level=level: two_shot_all_reduce(t, level), [x], reps, _align_ranks)
             del x
             torch.cuda.empty_cache()
     return res
