@@ -7,7 +7,8 @@ indented with spaces, keys and values that are JSON-style double-quoted
 strings, safe plain words, integers, true/false/null, or JSON flow
 collections. On the first line outside that dialect it gives up and PyYAML
 reads the whole text, so the result is always what a YAML reader sees
-(tests compare the two on every rendered fixture).
+(tests compare the two on every rendered fixture). Both refuse a key
+written twice in one mapping, which PyYAML alone would silently drop.
 """
 
 from __future__ import annotations
@@ -46,9 +47,9 @@ def load(text: str) -> Any:
     try:
         return Reader(text).document()
     except NotInDialect:
-        import yaml
+        from pipegen.yamlio import load_text  # PyYAML, refusing duplicate keys as this reader does
 
-        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+        return load_text(text, "the rendered pipeline")
 
 
 def scalar(token: str) -> Any:

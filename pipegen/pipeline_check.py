@@ -10,21 +10,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipegen.errors import OutputError
+from pipegen.errors import DeclarationError, OutputError
 
 JOB_LIMIT = 500  # buildkite-agent pipeline upload refuses more jobs in one upload
 
 
 def check(text: str, limit: int = JOB_LIMIT) -> dict[str, Any]:
     """Parse the rendered text back and validate it; an OutputError when Buildkite would refuse it."""
-    import yaml
-
     from pipegen.fastyaml import load
 
     try:
         data = load(text)
-    except yaml.YAMLError as exc:
-        raise OutputError(f"the rendered pipeline is not valid YAML: {exc}",
+    except DeclarationError as exc:
+        where = f" (line {exc.location.line})" if exc.location and exc.location.line else ""
+        raise OutputError(f"the rendered pipeline is not valid YAML: {exc.message}{where}",
                           fix="check the --templates override (every value must go through a filter)") from None
     if not isinstance(data, dict):
         raise OutputError("the rendered pipeline is not a mapping with 'steps'")
