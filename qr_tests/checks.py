@@ -157,7 +157,6 @@ def codec_bound(x: torch.Tensor, level: Level, dtype, *, sign_aware: bool = True
     if level is Level.FP:
         return torch.zeros(n, dtype=torch.float64, device=x.device)
     r, u = 2 ** (BITS[level] - 1), UNIT[dtype]
-    eps = round_t(1e-7, dtype) if dtype == torch.bfloat16 else 2.0**-24
     v = _pad64(x).view(-1, 32, 2)
     m = _signed_block_max(v)
     s = m.abs() / r
@@ -167,10 +166,18 @@ def codec_bound(x: torch.Tensor, level: Level, dtype, *, sign_aware: bool = True
         h = torch.where(v * m < 0, clamp_cost.clamp_min(0.5), h)
     else:
         h = torch.ones_like(v)
-    bound = h * s * (1 + u) + 4.1 * u * v.abs() + 2 * r * eps + (r + 1) * TINY[dtype]
+    bound = h * s * (1 + u) + 4.1 * u * v.abs() + _constant_error(level, dtype)
     if dtype == torch.float16:  # enc = 1/s saturates at 65504: q shrinks by 65504*s
         bound = bound + v.abs() * (1 - FP16_MAX * s * (1 - 3 * u)).clamp_min(0)
     return bound.reshape(-1)[:n]
+
+
+def _constant_error(level: Level, dtype) -> float:
+    """The part of the codec bound that does not scale with the block: the epsilon added
+    to the scale (at most R*eps in x units, twice) and subnormal steps."""
+    r = 2 ** (BITS[level] - 1)
+    eps = round_t(1e-7, dtype) if dtype == torch.bfloat16 else 2.0**-24
+    return 2 * r * eps + (r + 1) * TINY[dtype]
 
 
 def all_reduce_bound(inputs, level: Level, cast_bf16_to_fp16: bool = True):
@@ -195,8 +202,7 @@ def all_reduce_bound(inputs, level: Level, cast_bf16_to_fp16: bool = True):
             return blocks.amax(1, keepdim=True).expand_as(blocks).reshape(-1)[:n]
 
         s2 = block_max(reach) / r
-        stage2 = codec_bound(torch.zeros_like(reach), level, t)  # constants
-        bound = bound + s2 * (1 + u) + 4.1 * u * reach + stage2
+        bound = bound + s2 * (1 + u) + 4.1 * u * reach + _constant_error(level, t)
         if t == torch.float16:  # the sum's block may be small enough to saturate enc
             s2_lo = block_max(floor) / r
             bound = bound + reach * (1 - FP16_MAX * s2_lo * (1 - 3 * u)).clamp_min(0)

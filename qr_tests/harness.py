@@ -50,12 +50,14 @@ class RankContext:
         dist.init_process_group(init_method=self.init_method, rank=self.rank,
                                 world_size=self.world_size, **kwargs)
 
-    def cpu_group(self):
-        """A gloo group for CPU-side handshakes: the default group when it is gloo."""
-        import torch.distributed as dist  # noqa: PLC0415
-        if "cpu:" in dist.get_backend_config():  # e.g. 'cpu:gloo' on a CPU-only machine
-            return dist.group.WORLD
-        return dist.new_group(backend="gloo")
+
+
+def cpu_group():
+    """A gloo group for CPU-side handshakes: the default group when it has a CPU backend."""
+    import torch.distributed as dist  # noqa: PLC0415
+    if "cpu:" in dist.get_backend_config():  # e.g. 'cpu:gloo' on a CPU-only machine
+        return dist.group.WORLD
+    return dist.new_group(backend="gloo")
 
 
 def gpu_inventory() -> tuple[str, int]:

@@ -15,7 +15,7 @@ from qr_tests.communicator import (DEFAULT_MAX_SIZE, ENV_CAST, ENV_MAX, ENV_MIN,
                                    QuickAllReduce, QuickReduceConfig,
                                    accelerated_quick_all_reduce, detect_platform, min_size_for)
 from qr_tests.conftest import seed_for
-from qr_tests.harness import run_ranks
+from qr_tests.harness import cpu_group, run_ranks
 from qr_tests.quick_reduce import Level, simulate_all_reduce
 
 MI300 = Platform(is_rocm=True, arch="gfx942:sramecc+:xnack-", kernels_available=True,
@@ -165,7 +165,7 @@ def min_size_input(world: int, seed: int, rank: int) -> torch.Tensor:
 
 def communicator_worker(ctx, seed):
     ctx.init_process_group()
-    group, world, rank = ctx.cpu_group(), ctx.world_size, ctx.rank
+    group, world, rank = cpu_group(), ctx.world_size, ctx.rank
     report = {}
 
     def reason(quant=None, platform=MI300, model_dtype=None):
@@ -240,7 +240,7 @@ def rocm_worker(ctx, seed, use_vllm):
     """On each GPU rank: run the reference (ours) or vLLM's QuickAllReduce per level."""
     ctx.init_process_group()  # RCCL for the GPU tensors
     torch.cuda.set_device(0)
-    group, world = ctx.cpu_group(), ctx.world_size
+    group, world = cpu_group(), ctx.world_size
     cls = QuickAllReduce
     if use_vllm:
         cls, why = accelerated_quick_all_reduce()

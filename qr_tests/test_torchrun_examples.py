@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from qr_tests.harness import VISIBILITY_VARS, dump_stacks, signal_each
-from qr_tests.torchrun_config import DENSE, MOE, ConfigError, layout_from_env
+from qr_tests.harness import VISIBILITY_VARS, dump_stacks, run_ranks, signal_each
+from qr_tests.torchrun_config import DENSE, MOE, QUANT_LEVELS, ConfigError, layout_from_env
 
 ROOT = Path(__file__).resolve().parents[1]
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run"]  # `torchrun` of this interpreter
@@ -164,6 +164,51 @@ def test_bad_layout_one_line_nonzero_exit(env, message):
         proc = subprocess.run([sys.executable, "qr_tests/torchrun_example.py"], cwd=ROOT,
                               env=full_env, capture_output=True, text=True, timeout=30)
         assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", stderr), f"rank {rank}"
+
+
+def test_bad_layout_exits_before_torch_is_imported():
+    """A bad layout costs no torch import (seconds per rank on a small agent)."""
+    probe = ("import runpy, sys\n"
+             "try:\n    runpy.run_path('qr_tests/torchrun_example.py', run_name='__main__')\n"
+             "except SystemExit as e:\n    print(e.code, 'torch' in sys.modules)\n")
+    env = {**_environ_without_layout(), "WORLD_SIZE": "4", "RANK": "1", "TP_SIZE": "3"}
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=30)
+    assert proc.stdout == "2 False\n", proc.stdout + proc.stderr
+
+
+def test_quant_levels_are_the_codec_levels():
+    """torchrun_config names the levels without importing torch; they must stay Level's."""
+    from qr_tests.quick_reduce import Level  # noqa: PLC0415
+
+    assert QUANT_LEVELS == tuple(Level.__members__)
+
+
+def quick_tp_worker(ctx):
+    """QR_QUANT's all-reduce and its bound check on the rank's device, at world size 1."""
+    import torch  # noqa: PLC0415
+
+    from qr_tests.torchrun_quant import QuickTensorParallel  # noqa: PLC0415
+
+    ctx.init_process_group()
+    torch.manual_seed(0)
+    out = {}
+    for name in QUANT_LEVELS:
+        quick = QuickTensorParallel(name)
+        x = torch.randn(4, 6, 32, device=ctx.device)
+        y = quick(x, None)
+        out[name] = (quick.calls, quick.worst <= 1.0, y.device.type, tuple(y.shape))
+    return out
+
+
+@pytest.mark.needs_gpu(vendor="any", count=1)
+def test_quantized_tp_all_reduce_on_one_gpu():
+    """The QR_QUANT path on CUDA tensors: its bound check once built CPU constants, which
+    only the 2-GPU torchrun launches found. One GPU is enough to catch that."""
+    from qr_tests import test_torchrun_examples as this  # noqa: PLC0415 - importable in the rank
+
+    got = run_ranks(this.quick_tp_worker, 1, gpus=[0], timeout=240)[0]
+    assert got == {name: (1, True, "cuda", (4, 6, 32)) for name in QUANT_LEVELS}, got
 
 
 @pytest.mark.parametrize("model,world,env,message", [

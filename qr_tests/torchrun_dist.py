@@ -11,6 +11,7 @@ import torch
 import torch.distributed as dist
 
 from qr_tests import tiny_model as tm
+from qr_tests.harness import cpu_group
 from qr_tests.torchrun_config import Layout, ModelConfig
 from qr_tests.torchrun_quant import QuickTensorParallel, logits_rel_err, logits_window
 
@@ -114,31 +115,23 @@ class DistComm:
         return x
 
 
-def gather_checked(result: tuple[torch.Tensor, torch.Tensor], layout: Layout, cpu_group,
+def gather_checked(result: tuple[torch.Tensor, torch.Tensor], layout: Layout, group,
                    what: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """Every rank's (tokens, logits) for its replica's prompts -> the whole batch on every rank.
-
-    Ranks of one replica must hold identical outputs; the assembled batch must then equal
-    the one rank 0 broadcasts over the CPU group.
-    """
+    """Every rank's (tokens, logits) for its replica's prompts -> the whole batch on every
+    rank, gathered over the CPU `group`. Ranks of one replica must hold identical outputs."""
     # Tensor collectives, not *_object ones: those need numpy, which torch does not require.
     everyone = []
     for mine in result:
         mine = mine.cpu()
         parts = [torch.empty_like(mine) for _ in range(layout.world)]
-        dist.all_gather(parts, mine, group=cpu_group)
+        dist.all_gather(parts, mine, group=group)
         everyone.append(parts)
     per_replica = layout.tp * layout.pp
     for rank in range(layout.world):
         leader = rank - rank % per_replica
         _require(all(torch.equal(parts[rank], parts[leader]) for parts in everyone),
                  f"{what}: rank {rank} differs from rank {leader} of the same replica")
-    full = tuple(torch.cat(parts[::per_replica]) for parts in everyone)
-    for mine in full:
-        from_rank0 = mine.clone()
-        dist.broadcast(from_rank0, src=0, group=cpu_group)
-        _require(torch.equal(mine, from_rank0), f"{what}: outputs differ from rank 0's")
-    return full
+    return tuple(torch.cat(parts[::per_replica]) for parts in everyone)
 
 
 def _max_rel_err(logits: torch.Tensor, exact: torch.Tensor) -> float:
@@ -152,7 +145,7 @@ class Example:
         self.cfg, self.layout = cfg, layout
         self.device = init_distributed()
         self.groups = Groups(layout)
-        self.cpu_group = dist.new_group(backend="gloo")
+        self.cpu_group = cpu_group()
         self.weights, self.prompts = tm.make_weights(cfg), tm.make_prompts(cfg)
         per_replica = cfg.prompts // layout.dp
         self.mine = slice(layout.dp_rank * per_replica, (layout.dp_rank + 1) * per_replica)
@@ -199,7 +192,7 @@ class Example:
         itself must still equal the exact ones for FP and INT8.
         """
         level = self.layout.quant
-        quick = QuickTensorParallel(level, self.layout.tp)
+        quick = QuickTensorParallel(level)
         shard = self.shard(quick)
         shard.replay = exact.routes
         q_tokens, q_logits = self.generate(shard, level, forced=tokens)

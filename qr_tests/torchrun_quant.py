@@ -28,15 +28,14 @@ class QuickTensorParallel:
     (half a step per rank, the clamp of a tie, fp16 roundings, the second quantization of
     the sum, saturated encoding scales)."""
 
-    def __init__(self, level_name: str, world: int):
+    def __init__(self, level_name: str):
         self.level = Level[level_name]
-        self.world = world
         self.worst = 0.0  # largest error / bound over all calls: must stay <= 1
         self.calls = 0
 
     def __call__(self, x: torch.Tensor, group) -> torch.Tensor:
         out = two_shot_all_reduce(x.to(torch.float16), self.level, group)
-        inputs = [torch.empty_like(x) for _ in range(self.world)]
+        inputs = [torch.empty_like(x) for _ in range(dist.get_world_size(group))]
         dist.all_gather(inputs, x.contiguous(), group=group)
         exact, bound = all_reduce_bound([t.to(torch.float16) for t in inputs], self.level)
         err = (out.reshape(-1).double() - exact).abs()
