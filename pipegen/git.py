@@ -1,8 +1,11 @@
 """The changed files of the work in a git repository (the I/O edge of `changes`).
 
-Git runs through GitPython with NUL-separated output (odd file names
-survive) and an environment cleaned of GIT_* variables that would point
-it at another repository (as pre-commit does). Renames are split into a
+GitPython finds the repository; the git commands themselves run with
+NUL-separated output (odd file names survive) and an environment cleaned
+of GIT_* variables that would point git at another work tree or index (as
+pre-commit does: git sets GIT_INDEX_FILE inside hooks). They run through
+subprocess because GitPython's `execute(env=...)` only adds variables to
+this process's environment and cannot remove one. Renames are split into a
 deletion and an addition, so a file moved out of a watched folder still
 selects the folder's steps. Whenever the diff cannot be computed the
 ChangeSet says so (`trusted=False`) and the decision stage selects
@@ -12,7 +15,8 @@ everything: fail safe, never fail quiet.
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+import subprocess
+from typing import Mapping
 
 from pipegen.errors import UsageError
 from pipegen.model import ChangeSet
@@ -38,22 +42,20 @@ class Git:
     def __init__(self, root: str, environ: Mapping[str, str]):
         import git  # GitPython: imported here so `--files-from` never pays for it
 
-        self._errors = git.exc
         try:
             repo = git.Repo(root, search_parent_directories=True)
         except (git.exc.InvalidGitRepositoryError, git.exc.NoSuchPathError):
             raise UsageError(f"not a git repository: {os.path.abspath(root)}",
                              fix="run pipegen inside a git checkout, or pass --files-from FILE") from None
-        self.top = repo.working_tree_dir or root
-        self._git = repo.git
+        self._top = repo.working_tree_dir or root
         self._env = clean_env(environ)
 
     def __call__(self, *args: str) -> str:
-        try:
-            out: Any = self._git.execute(["git", *args], env=self._env, strip_newline_in_stdout=False)
-        except self._errors.GitCommandError as exc:
-            raise GitFailed(" ".join(args), str(exc.stderr).strip() or str(exc)) from None
-        return out if isinstance(out, str) else out.decode()
+        proc = subprocess.run(["git", *args], cwd=self._top, env=self._env, capture_output=True,
+                              encoding="utf-8", errors="surrogateescape")
+        if proc.returncode != 0:
+            raise GitFailed(" ".join(args), proc.stderr.strip() or f"exit status {proc.returncode}")
+        return proc.stdout
 
     def resolves(self, ref: str) -> str | None:
         try:

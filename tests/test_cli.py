@@ -35,9 +35,6 @@ steps:
   key: bare
   commands: [echo]
 """
-ENV = {"CI": None, "BUILDKITE": None, "RUN_ALL": None, "NIGHTLY": None, "NOAUTO": None, "PIPEGEN_CONFIG": None,
-       "PIPEGEN_ONLY_STEP_KEYS": None, "VLLM_CI_ONLY_STEP_KEYS": None, "DOCS_ONLY_DISABLE": None}
-
 
 @pytest.fixture
 def root(tmp_path):
@@ -49,7 +46,7 @@ def root(tmp_path):
 
 def invoke(root, *args, files="", env=None):
     return CliRunner().invoke(cli, [*args, "--root", str(root), "--files-from", "-"], input=files,
-                              env={**ENV, **(env or {})})
+                              env=env)
 
 
 def decisions(root, files, *args, env=None):

@@ -14,10 +14,6 @@ from pipegen.cli import cli
 
 IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
             "GIT_COMMITTER_EMAIL": "t@example.com"}
-# Outside CI unless a test says otherwise; no Buildkite variables leak in from the machine.
-CLEAN = {name: None for name in ("CI", "BUILDKITE", "PIPEGEN_BASE", "BUILDKITE_GIT_DIFF_BASE", "BUILDKITE_PULL_REQUEST",
-                                 "BUILDKITE_PULL_REQUEST_BASE_BRANCH", "BUILDKITE_PIPELINE_DEFAULT_BRANCH",
-                                 "PIPEGEN_CONFIG", "RUN_ALL", "NIGHTLY", "NOAUTO")}
 STEPS = """\
 steps:
 - label: Watched
@@ -59,7 +55,7 @@ def repo(tmp_path):
 
 def select(root, *args, env=None):
     result = CliRunner().invoke(cli, ["select", "--root", str(root), "--format", "json", *args],
-                                env={**CLEAN, **(env or {})})
+                                env=env)
     data = json.loads(result.stdout) if result.exit_code == 0 else None
     return result, data
 
@@ -113,14 +109,24 @@ def test_work_on_the_base_branch_itself_is_the_uncommitted_change(repo):
     assert data["changed_files"] == ["other/c.py"] and actions(data) == {"watched": "block", "other": "run"}
 
 
+def test_git_variables_of_a_hook_do_not_redirect_the_diff(repo, tmp_path):
+    """Inside a git hook GIT_INDEX_FILE (and maybe GIT_WORK_TREE) point elsewhere: ignored."""
+    commit_files(repo, {"watched/new.py": "n\n"})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "only_here.py").write_text("")
+    for env in ({"GIT_WORK_TREE": str(elsewhere)}, {"GIT_INDEX_FILE": str(tmp_path / "missing-index")}):
+        result, data = select(repo, "--base", "main", env=env)
+        assert result.exit_code == 0 and data["changed_files"] == ["watched/new.py"], (env, result.output)
+
+
 def test_files_from_bypasses_git(tmp_path, repo):
     listing = tmp_path / "files"
     listing.write_bytes(b"other/x.py\0watched/odd\nname.py\0")
     result, data = select(repo, "--files-from", str(listing))
     assert data["changed_files"] == ["other/x.py", "watched/odd\nname.py"]
     assert actions(data) == {"watched": "run", "other": "run"}
-    result = CliRunner().invoke(cli, ["select", "--root", str(repo), "--files-from", "-"], input="other/y.py\n",
-                                env=CLEAN)
+    result = CliRunner().invoke(cli, ["select", "--root", str(repo), "--files-from", "-"], input="other/y.py\n")
     assert "other " in result.stdout and result.exit_code == 0
 
 
@@ -194,8 +200,7 @@ def test_push_to_main_diffs_the_last_commit(tmp_path, origin):
 
 def test_subprocess_select(repo):
     commit_files(repo, {"other/z.py": "z\n"})
-    env = {k: v for k, v in os.environ.items() if k not in CLEAN}
-    proc = subprocess.run([sys.executable, "-m", "pipegen", "select", "--base", "main"], cwd=repo, env=env,
+    proc = subprocess.run([sys.executable, "-m", "pipegen", "select", "--base", "main"], cwd=repo,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "1 run, 1 block, 0 skip" in proc.stdout and "other/z.py matches 'other/'" in proc.stdout
