@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipegen.report import _md, banner, summary
+from pipegen.report import _md, banner, summary, warnings_markdown
 
 ACTION_ORDER = ("run", "blocked", "skip-step", "omitted", "left out")
 ACTION_TEXT = {
@@ -26,9 +26,9 @@ def annotation(plan: Any, error: str = "") -> str:
     lines = ["### pipegen: why these steps", ""]
     if error:
         lines += [f"> **Not uploaded:** {_md(error)}", ""]
-    lines += [f"> {_md(line)}" for line in banner(plan.selection)]
-    lines += [f"> {_md(note)}" for note in plan.notes]
-    if banner(plan.selection) or plan.notes:
+    notes = [*banner(plan.selection), *plan.notes]
+    lines += [f"> {_md(note)}" for note in notes]
+    if notes:
         lines.append("")
     parts = [f"**{counts['run']} run**", f"{counts['blocked']} blocked"]
     if counts["skip-step"]:
@@ -55,10 +55,7 @@ def annotation(plan: Any, error: str = "") -> str:
     if rest:
         lines += ["", f"<details><summary>{len(rest)} steps not run</summary>", ""] + header
         lines += [_row(r) for r in rest] + ["", "</details>"]
-    warnings = plan.selection.warnings
-    if warnings:
-        lines += ["", "<details><summary>Warnings</summary>", ""] + [f"- {_md(w)}" for w in warnings]
-        lines += ["", "</details>"]
+    lines += warnings_markdown(plan.selection.warnings)
     return "\n".join(lines) + "\n"
 
 

@@ -113,28 +113,18 @@ def why(paths: tuple[str, ...], step_keys: tuple[str, ...], fmt: str, **kwargs: 
       pipegen why vllm/distributed/parallel_state.py
       pipegen why --step distributed-comm-ops
     """
-    import json
-
-    from pipegen import report
-    from pipegen.pipeline import load_declarations, select as run_select, steps_by_key, warn_if_untrusted
+    from pipegen.decide import steps_by_key
+    from pipegen.pipeline import load_declarations, select as run_select, warn_if_untrusted
+    from pipegen.report import render_why
 
     if not paths and not step_keys:
         raise click.UsageError("give PATH... or --step KEY")
     args = _args(**kwargs)
-    out: dict[str, Any] = {}
-    text = ""
     # Paths alone need no diff; a step's decision does (and loads the declarations once).
     decl, selection = run_select(args) if step_keys else (load_declarations(args), None)
     if selection is not None:
         warn_if_untrusted(selection)
-    if paths:
-        rows = report.why_paths(decl, paths)
-        out["paths"], text = rows, report.why_paths_text(rows)
-    if step_keys:
-        infos = [report.why_step(step, selection) for step in steps_by_key(decl, step_keys)]
-        out["steps"] = infos
-        text += "".join(report.why_step_text(i) for i in infos)
-    click.echo(json.dumps(out, indent=2) if fmt == "json" else text, nl=fmt == "json")
+    click.echo(render_why(decl, paths, steps_by_key(decl, step_keys), selection, fmt), nl=False)
     return 0
 
 

@@ -22,10 +22,10 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options) -> Selectio
     files = [f for f in changes.files if f]
     warnings: list[str] = [str(w) for w in decl.warnings]
 
-    run_all, run_all_reason = _run_all(decl, changes, options, files)
-    only = closure(decl.steps, options.only) if options.only is not None else None
+    run_all_reason = _run_all(decl, changes, options, files)
+    only = closure(decl, options.only) if options.only is not None else None
     skip_reason = ""
-    if not (options.docs_only_disable or run_all or only is not None) and _docs_only(settings.docs_only, files):
+    if not (options.docs_only_disable or run_all_reason or only is not None) and _docs_only(settings.docs_only, files):
         skip_reason = f"docs-only change: all {len(files)} changed file(s) match {', '.join(settings.docs_only)}"
 
     if skip_reason:
@@ -36,46 +36,51 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options) -> Selectio
         rule_hits = [(rule, first_match(rule.changed, files)) for rule in settings.rules]
         decisions = []
         for step, match in zip(decl.steps, matched):
-            action, reason = _decide_step(step, match, settings, rule_hits, options, only, run_all, run_all_reason)
+            action, reason = _decide_step(step, match, settings, rule_hits, options, only, run_all_reason)
             decisions.append(Decision(step, action, (reason,)))
     return Selection(
         decisions=tuple(decisions),
         changes=changes,
-        run_all=run_all,
         run_all_reason=run_all_reason,
-        skip_all=bool(skip_reason),
         skip_reason=skip_reason,
         warnings=tuple(warnings),
     )
 
 
-def closure(steps: Sequence[Step], keys: Sequence[str]) -> frozenset[str]:
-    """The named keys and everything they transitively depend on."""
-    by_key = {s.key: s for s in steps}
+def steps_by_key(decl: Declarations, keys: Sequence[str]) -> list[Step]:
+    """The steps with these keys, in order; an unknown key is a usage error."""
+    by_key = decl.by_key()
     unknown = [k for k in keys if k not in by_key]
     if unknown:
         raise UsageError(f"unknown step key(s): {', '.join(unknown)}", fix="list keys with 'pipegen select --format json'")
-    selected, pending = set(keys), list(keys)
+    return [by_key[k] for k in keys]
+
+
+def closure(decl: Declarations, keys: Sequence[str]) -> frozenset[str]:
+    """The named keys and everything they transitively depend on."""
+    by_key = decl.by_key()
+    selected, pending = set(keys), steps_by_key(decl, keys)
     while pending:
-        for dep in by_key[pending.pop()].depends_on:
+        for dep in pending.pop().depends_on:
             if dep not in selected:
                 selected.add(dep)
-                pending.append(dep)
+                pending.append(by_key[dep])
     return frozenset(selected)
 
 
-def _run_all(decl: Declarations, changes: ChangeSet, options: Options, files: list[str]) -> tuple[bool, str]:
+def _run_all(decl: Declarations, changes: ChangeSet, options: Options, files: list[str]) -> str:
+    """Why every step runs; "" when not."""
     if not changes.trusted:
-        return True, f"the diff cannot be trusted ({changes.reason}): selecting everything"
+        return f"the diff cannot be trusted ({changes.reason}): selecting everything"
     if options.run_all:
-        return True, options.run_all
+        return options.run_all
     settings = decl.settings
     if settings.run_all:
         entries = list(settings.run_all) + ["!" + x for x in settings.run_all_exclude]
         hit = first_match(entries, files, settings.run_all_kind)
         if hit:
-            return True, f"{hit[0]} matches run-all pattern '{hit[1]}'"
-    return False, ""
+            return f"{hit[0]} matches run-all pattern '{hit[1]}'"
+    return ""
 
 
 def _docs_only(patterns: Sequence[str], files: list[str]) -> bool:
@@ -111,7 +116,6 @@ def _decide_step(
     rule_hits: list[tuple[Rule, tuple[str, str] | None]],
     options: Options,
     only: frozenset[str] | None,
-    run_all: bool,
     run_all_reason: str,
 ) -> tuple[str, Reason]:
     if settings.mirror_tag is not None and settings.mirror_tag not in step.mirror_hardwares:
@@ -135,7 +139,7 @@ def _decide_step(
     rule = _rule_hit(step, rule_hits, overriding=False)
     if rule:
         return "run", rule
-    if run_all:
+    if run_all_reason:
         return "run", Reason("run-all", run_all_reason)
     if match:
         return "run", Reason("dependency", f"{match[0]} matches '{match[1]}'", match[0], match[1])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pipegen.model import Location
 
-EXIT_OK = 0
 EXIT_FINDINGS = 1  # findings, a failed test, an invalid pipeline
 EXIT_USAGE = 2  # usage error, unreadable or invalid declarations
 

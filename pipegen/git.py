@@ -73,20 +73,20 @@ class GitFailed(Exception):
 
 
 def base_candidates(base: str | None, base_branch: str, environ: Mapping[str, str]) -> list[tuple[str, bool]]:
-    """Refs to diff against, in order; True = explicitly asked for (must resolve)."""
-    out: list[tuple[str, bool]] = []
+    """Refs to diff against, in order, each once; True = explicitly asked for (must resolve)."""
     explicit = base or environ.get("PIPEGEN_BASE")
     if explicit:
         return [(explicit, True)]
+    refs = []
     if environ.get("BUILDKITE_GIT_DIFF_BASE"):
-        out.append((environ["BUILDKITE_GIT_DIFF_BASE"], False))
+        refs.append(environ["BUILDKITE_GIT_DIFF_BASE"])
     pull_request = environ.get("BUILDKITE_PULL_REQUEST", "false")
     if pull_request not in ("", "false") and environ.get("BUILDKITE_PULL_REQUEST_BASE_BRANCH"):
-        out.append((f"origin/{environ['BUILDKITE_PULL_REQUEST_BASE_BRANCH']}", False))
+        refs.append(f"origin/{environ['BUILDKITE_PULL_REQUEST_BASE_BRANCH']}")
     if environ.get("BUILDKITE_PIPELINE_DEFAULT_BRANCH"):
-        out.append((f"origin/{environ['BUILDKITE_PIPELINE_DEFAULT_BRANCH']}", False))
-    out += [(f"origin/{base_branch}", False), (base_branch, False)]
-    return out
+        refs.append(f"origin/{environ['BUILDKITE_PIPELINE_DEFAULT_BRANCH']}")
+    refs += [f"origin/{base_branch}", base_branch]
+    return [(ref, False) for ref in dict.fromkeys(refs)]
 
 
 def changed_files(

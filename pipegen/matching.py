@@ -18,7 +18,7 @@ import re
 from functools import lru_cache
 from typing import Iterable, Sequence
 
-from pipegen.model import PatternKind, Step
+from pipegen.model import DependencyKind, PatternKind, Step
 
 GLOB_CHARS = frozenset("*?[")
 
@@ -94,27 +94,26 @@ class StepIndex:
     """All steps' dependency entries, indexed for matching many changed files."""
 
     def __init__(self, steps: Sequence[Step]):
-        self.steps = steps
         self._plain: dict[str, int] = {}  # normalised entry -> slot ("entry" kind)
         self._raw: dict[str, int] = {}  # raw prefix -> slot
         self._globs: dict[str, int] = {}
         self._slot_entries: list[str] = []
         # per step: (include slots with their entry text, exclusion entries, kind)
-        self._wiring: list[tuple[list[tuple[int, str]], list[str], PatternKind]] = []
+        self._wiring: list[tuple[list[tuple[int, str]], list[str], DependencyKind]] = []
         for step in steps:
             includes, excludes = split(step.dependencies)
             slots = [(self._slot(entry, step.dependency_kind), entry) for entry in includes]
             self._wiring.append(([s for s in slots if s[0] >= 0], excludes, step.dependency_kind))
         self._raw_lengths = sorted({len(e) for e in self._raw})
 
-    def _slot(self, entry: str, kind: PatternKind) -> int:
+    def _slot(self, entry: str, kind: DependencyKind) -> int:
         if kind == "entry" and is_glob(entry):
             table, key = self._globs, entry
         elif kind == "entry":
             table, key = self._plain, entry.rstrip("/")
             if not key:
                 return -1  # vLLM: an empty entry matches nothing
-        else:
+        else:  # "raw"
             table, key = self._raw, entry
         if key not in table:
             table[key] = len(self._slot_entries)

@@ -20,6 +20,8 @@ ACTIONS: tuple[Action, ...] = ("run", "block", "skip")
 #   "regex": Python re.match (anchored at the start only): vLLM's run-all patterns.
 #   "raw":   raw string prefix: the legacy test-amd.yaml matcher.
 PatternKind = Literal["entry", "regex", "raw"]
+# Steps' dependencies are never regexes, so the step index (matching.StepIndex) need not handle them.
+DependencyKind = Literal["entry", "raw"]
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,7 @@ class Step:
     depends_on: tuple[str, ...] = ()
     # source_file_dependencies, verbatim; "!"-prefixed entries exclude.
     dependencies: tuple[str, ...] = ()
-    dependency_kind: PatternKind = "entry"
+    dependency_kind: DependencyKind = "entry"
     # Hardware request. `device` is a hardware family or a vLLM device name
     # ("h100", "mi325_1", "cpu-small"); None = the default GPU family.
     device: str | None = None
@@ -210,11 +212,17 @@ class Selection:
 
     decisions: tuple[Decision, ...]
     changes: ChangeSet
-    run_all: bool = False
-    run_all_reason: str = ""
-    skip_all: bool = False
-    skip_reason: str = ""
+    run_all_reason: str = ""  # "" = not everything runs
+    skip_reason: str = ""  # "" = not everything is skipped
     warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def run_all(self) -> bool:
+        return bool(self.run_all_reason)
+
+    @property
+    def skip_all(self) -> bool:
+        return bool(self.skip_reason)
 
     def counts(self) -> dict[str, int]:
         out = {a: 0 for a in ACTIONS}

@@ -10,16 +10,16 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Mapping
 
-from pipegen.errors import PipegenError, UsageError
+from pipegen.errors import EXIT_FINDINGS, PipegenError, UsageError
 from pipegen.model import ChangeSet, Declarations, Options, Selection
 
 
 class DiffError(PipegenError):
     """--strict-diff and the diff cannot be trusted."""
 
-    exit_code = 1
+    exit_code = EXIT_FINDINGS
 
 
 @dataclass(frozen=True)
@@ -122,11 +122,3 @@ def warn_if_untrusted(selection: Selection) -> None:
 
     if not selection.changes.trusted:
         sys.stderr.write(f"pipegen: WARNING: {selection.run_all_reason}\n")
-
-
-def steps_by_key(decl: Declarations, keys: Sequence[str]) -> list:
-    by_key = decl.by_key()
-    missing = [k for k in keys if k not in by_key]
-    if missing:
-        raise UsageError(f"unknown step key(s): {', '.join(missing)}", fix="list keys with 'pipegen select --format json'")
-    return [by_key[k] for k in keys]

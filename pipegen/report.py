@@ -38,12 +38,16 @@ def selection_json(sel: Selection) -> dict[str, Any]:
 def summary(sel: Selection) -> str:
     counts = sel.counts()
     parts = [f"{counts[a]} {a}" for a in ACTIONS]
-    where = f"{len(sel.changes.files)} changed file(s)"
+    return f"{', '.join(parts)} of {len(sel.decisions)} steps; {_changes_text(sel)}"
+
+
+def _changes_text(sel: Selection) -> str:
+    text = f"{len(sel.changes.files)} changed file(s)"
     if sel.changes.base:
-        where += f" against {sel.changes.base}"
+        text += f" against {sel.changes.base}"
         if sel.changes.merge_base:
-            where += f" (merge base {sel.changes.merge_base[:12]})"
-    return f"{', '.join(parts)} of {len(sel.decisions)} steps; {where}"
+            text += f" (merge base {sel.changes.merge_base[:12]})"
+    return text
 
 
 def banner(sel: Selection) -> list[str]:
@@ -75,18 +79,25 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def warnings_markdown(warnings: Sequence[str]) -> list[str]:
+    """The folded Warnings block that ends a Markdown report; nothing when there are none."""
+    if not warnings:
+        return []
+    return ["", "<details><summary>Warnings</summary>", ""] + [f"- {_md(w)}" for w in warnings] + ["", "</details>"]
+
+
 def selection_markdown(sel: Selection) -> str:
     counts = sel.counts()
+    notes = banner(sel)
     lines = ["### pipegen: test selection", ""]
-    lines += [f"> {line}" for line in banner(sel)] + ([""] if banner(sel) else [])
-    lines += [f"**{counts['run']} run**, {counts['block']} blocked, {counts['skip']} skipped. {summary(sel)}.", ""]
+    lines += [f"> {line}" for line in notes] + ([""] if notes else [])
+    lines += [f"**{counts['run']} run**, {counts['block']} blocked, {counts['skip']} skipped "
+              f"of {len(sel.decisions)} steps; {_changes_text(sel)}.", ""]
     lines += ["| step | group | action | reason |", "| --- | --- | --- | --- |"]
     order = {a: i for i, a in enumerate(ACTIONS)}
     for d in sorted(sel.decisions, key=lambda d: order[d.action]):
         lines.append(f"| {_md(d.step.label)} (`{d.step.key}`) | {_md(d.step.group)} | {d.action} | {_md(d.reasons[0].text)} |")
-    if sel.warnings:
-        lines += ["", "<details><summary>Warnings</summary>", ""] + [f"- {_md(w)}" for w in sel.warnings]
-        lines += ["", "</details>"]
+    lines += warnings_markdown(sel.warnings)
     return "\n".join(lines) + "\n"
 
 
@@ -147,3 +158,14 @@ def why_step_text(info: dict[str, Any]) -> str:
     if info["depends_on"]:
         lines.append("  depends_on: " + ", ".join(info["depends_on"]))
     return "\n".join(lines) + "\n"
+
+
+def render_why(decl: Declarations, paths: Sequence[str], steps: Sequence[Step], sel: Selection | None,
+               fmt: str) -> str:
+    """`pipegen why`: what each path selects, then each step's decision (`sel` is needed only for steps)."""
+    rows = why_paths(decl, paths)
+    infos = [why_step(step, sel) for step in steps]
+    if fmt == "json":
+        out = {**({"paths": rows} if paths else {}), **({"steps": infos} if steps else {})}
+        return json.dumps(out, indent=2) + "\n"
+    return (why_paths_text(rows) if paths else "") + "".join(why_step_text(i) for i in infos)

@@ -56,12 +56,6 @@ def string_list(value: Any, where: Location) -> tuple[str, ...]:
     raise _fail(where, f"expected a list of strings, got {_kind(value)}", "write a YAML list ('- item' lines)")
 
 
-def command_list(value: Any, where: Location) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (value,)
-    return string_list(value, where)
-
-
 def nested_command_list(value: Any, where: Location) -> tuple[str, ...]:
     """Legacy multi-node steps list one command list per node: flatten them."""
     if isinstance(value, list):
@@ -70,7 +64,7 @@ def nested_command_list(value: Any, where: Location) -> tuple[str, ...]:
             item_where = value.loc(index) if isinstance(value, LocList) else where
             out += nested_command_list(item, item_where) if isinstance(item, list) else [string(item, item_where)]
         return tuple(out)
-    return command_list(value, where)
+    return string_list(value, where)
 
 
 def env_map(value: Any, where: Location) -> tuple[tuple[str, str], ...]:

@@ -24,7 +24,7 @@ STEP_FIELDS: dict[str, s.Checker] = {
     "group": s.string,
     "working_dir": s.string,
     "depends_on": s.string_list,
-    "commands": s.command_list,
+    "commands": s.string_list,
     "device": s.string,
     "agent_tags": s.tag_map,
     "num_devices": s.positive_int,
@@ -51,7 +51,7 @@ MIRROR_FIELDS: dict[str, s.Checker] = {
     "depends_on": s.string_list,
     "timeout_in_minutes": s.positive_int,
     "soft_fail": s.soft_fail,
-    "commands": s.command_list,
+    "commands": s.string_list,
     "env": s.env_map,
     "source_file_dependencies": s.string_list,
     "optional": s.boolean,
@@ -84,7 +84,7 @@ def load_steps_file(
 ) -> list[Step]:
     """Expand one parsed steps file into Steps."""
     top = s.require_mapping(data, Location(relpath, 1, 1), "a steps file")
-    head = s.check_fields(_without(top, "steps"), FILE_FIELDS, "steps-file", lenient=vllm, warnings=warnings)
+    head = s.check_fields(top, FILE_FIELDS, "steps-file", lenient=vllm, warnings=warnings)
     steps = top.get("steps")
     if not isinstance(steps, LocList):
         raise DeclarationError("a steps file needs a 'steps:' list", top.loc("steps") if "steps" in top else top.loc(),
@@ -114,18 +114,11 @@ def load_steps_file(
         else:
             depends_on = depends_on or file_depends
             deps.append(relpath)
-        out.extend(_expand(fields, item, Location(relpath, where.line, where.column), group, tuple(depends_on),
-                           tuple(deps), working_dir, vllm, warnings))
+        out.extend(_expand(fields, item, where, group, tuple(depends_on), tuple(deps), working_dir, vllm, warnings))
     return out
 
 
-def _without(data: LocDict, name: str) -> LocDict:
-    copy = LocDict((k, v) for k, v in data.items() if k != name)
-    copy.file, copy.mark, copy.key_marks = data.file, data.mark, data.key_marks
-    return copy
-
-
-def _check_pairs(fields: dict[str, Any], item: LocDict, where: Location) -> None:
+def _check_pairs(fields: dict[str, Any], item: LocDict) -> None:
     if ("concurrency" in fields) != ("concurrency_group" in fields):
         present = "concurrency" if "concurrency" in fields else "concurrency_group"
         raise DeclarationError("'concurrency' and 'concurrency_group' must be set together", item.loc(present),
@@ -143,7 +136,7 @@ def _expand(
     fields: dict[str, Any], item: LocDict, where: Location, group: str, depends_on: tuple[str, ...],
     deps: tuple[str, ...], working_dir: str | None, vllm: bool, warnings: list[Warning_],
 ) -> list[Step]:
-    _check_pairs(fields, item, where)
+    _check_pairs(fields, item)
     label = fields["label"]
     key = fields.get("key") or derive_key(label)
     common = dict(

@@ -98,6 +98,9 @@ def test_text_and_markdown(root):
     assert markdown.startswith("### pipegen: test selection")
     assert "> Running everything: pyproject.toml matches run-all pattern 'pyproject.toml'" in markdown
     assert "| Core (`core`) | Tests | run |" in markdown
+    # The counts once, in one sentence.
+    assert "\n**3 run**, 1 blocked, 0 skipped of 4 steps; 1 changed file(s).\n" in markdown
+    assert markdown.count(" of 4 steps") == 1
 
 
 def test_why_paths_and_steps(root):

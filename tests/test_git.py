@@ -231,3 +231,6 @@ def test_base_candidates_follow_buildkite_order():
     assert ("origin/release", False) not in base_candidates(None, "main", {**env, "BUILDKITE_PULL_REQUEST": "false"})
     assert base_candidates("v1", "main", {**env, "PIPEGEN_BASE": "v0"}) == [("v1", True)]
     assert base_candidates(None, "main", {"PIPEGEN_BASE": "v0"}) == [("v0", True)]
+    # A pull request into the default branch, which is also base_branch: each ref is tried once.
+    same = {**env, "BUILDKITE_PULL_REQUEST_BASE_BRANCH": "main", "BUILDKITE_PIPELINE_DEFAULT_BRANCH": "main"}
+    assert base_candidates(None, "main", same) == [("abc123", False), ("origin/main", False), ("main", False)]
