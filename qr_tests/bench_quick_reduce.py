@@ -24,23 +24,29 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from qr_tests.checks import (KINDS, SPEC_REL_L2, bits_of, make_input,  # noqa: E402
-                             relative_l2_error)
+from qr_tests.checks import (DTYPE_CASTS, KINDS, SPEC_REL_L2, bits_of,  # noqa: E402
+                             make_input, relative_l2_error)
 from qr_tests.harness import run_ranks  # noqa: E402
-from qr_tests.quick_reduce import (REFERENCE, Level, simulate_all_reduce,  # noqa: E402
-                                   two_shot_all_reduce)
+from qr_tests.quick_reduce import (FP16_MAX, REFERENCE, Level,  # noqa: E402
+                                   simulate_all_reduce, two_shot_all_reduce)
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+NAMES = {dtype: name for name, dtype in DTYPES.items()}
+
+
+def _column(dtype, cast) -> str:
+    """'fp16', 'bf16 (cast)' or 'bf16 (no cast)': the cast only acts on bf16."""
+    if dtype == torch.float16:
+        return NAMES[dtype]
+    return f"{NAMES[dtype]} ({'cast' if cast else 'no cast'})"
 
 
 def relative_error_table(n: int = 1 << 20, seed: int = 0) -> str:
-    cols = [("fp16", torch.float16, True), ("bf16 (cast)", torch.bfloat16, True),
-            ("bf16 (no cast)", torch.bfloat16, False)]
-    head = ["level", "spec"] + [f"{name} W={w}" for name, _, _ in cols for w in (2, 4)]
+    head = ["level", "spec"] + [f"{_column(*c)} W={w}" for c in DTYPE_CASTS for w in (2, 4)]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for level in Level:
         cells = [level.name, f"{SPEC_REL_L2[level]:g}"]
-        for _, dtype, cast in cols:
+        for dtype, cast in DTYPE_CASTS:
             for world in (2, 4):
                 cells.append(f"{relative_l2_error(level, dtype, world, cast, n, seed):.2e}")
         rows.append("| " + " | ".join(cells) + " |")
@@ -67,12 +73,11 @@ def codec_digests(device: str, n: int = 100_003) -> dict:
     return out
 
 
-ALL_REDUCE_CASES = [(level, dname, cast) for level in Level
-                    for dname, cast in (("fp16", True), ("bf16", True), ("bf16", False))]
+ALL_REDUCE_CASES = [(level, NAMES[dtype], cast) for level in Level for dtype, cast in DTYPE_CASTS]
 
 
 def _all_reduce_input(dname, world, rank):
-    return make_input("heavy", 70_001, DTYPES[dname], 2000 + rank, limit=65504 / world)
+    return make_input("heavy", 70_001, DTYPES[dname], 2000 + rank, limit=FP16_MAX / world)
 
 
 def one_process_worker(ctx):

@@ -15,8 +15,7 @@ import struct
 
 import torch
 
-from qr_tests.quick_reduce import (BITS, FP16_MAX, TILE, Codec, Level, simulate_all_reduce,
-                                   to_fp16_saturating)
+from qr_tests.quick_reduce import BITS, FP16_MAX, TILE, Codec, Level, simulate_all_reduce
 
 # (significand bits, min normal exponent, max finite, saturates)
 FORMATS = {
@@ -25,6 +24,10 @@ FORMATS = {
 }
 UNIT = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8}  # unit roundoff
 TINY = {torch.float16: 2.0**-24, torch.bfloat16: 2.0**-133}  # smallest subnormal
+# The epsilon added to the scale: 2^-24 in fp16, T(1e-7) = 0x33D7 in bf16.
+EPS = {torch.float16: 2.0**-24, torch.bfloat16: 215 * 2.0**-31}
+# The (dtype, bf16->fp16 cast) combinations the suite runs: the cast only acts on bf16.
+DTYPE_CASTS = ((torch.float16, True), (torch.bfloat16, True), (torch.bfloat16, False))
 KINDS = ("normal", "heavy", "ties", "zero_blocks", "extremes", "mixed_scales")
 # The spec's relative L2 error of the all-reduce on standard-normal data, per level.
 SPEC_REL_L2 = {Level.FP: 2e-4, Level.INT8: 7.5e-3, Level.INT6: 3e-2, Level.INT4: 1.2e-1}
@@ -55,7 +58,7 @@ def _scalar_block(block, bits, dtype):
     amax = max(abs(v) for v in block)
     m = -amax if -amax in block else amax
     dec = round_t(m * (-1.0 / r), dtype)
-    d = round_t(dec + round_t(1e-7 if dtype == torch.bfloat16 else 2.0**-24, dtype), dtype)
+    d = round_t(dec + EPS[dtype], dtype)
     enc = round_t(1.0 / d if d else math.inf, dtype)
     codes = [int(round(min(max(round_t(v * enc, dtype), -r), r - 1))) + r for v in block]
     return codes, dec
@@ -145,7 +148,7 @@ def _pad64(x: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.pad(flat, (0, -flat.numel() % 64))
 
 
-def codec_bound(x: torch.Tensor, level: Level, dtype, *, sign_aware: bool = True) -> torch.Tensor:
+def codec_bound(x: torch.Tensor, level: Level, dtype) -> torch.Tensor:
     """Per-element bound on |Q(x) - x| (float64), from x's own blocks.
 
     Half a step s = |m|/R; for an element of the sign opposite to m, the clamp at R-1
@@ -160,12 +163,8 @@ def codec_bound(x: torch.Tensor, level: Level, dtype, *, sign_aware: bool = True
     v = _pad64(x).view(-1, 32, 2)
     m = _signed_block_max(v)
     s = m.abs() / r
-    h = torch.full_like(v, 0.5)
-    if sign_aware:
-        clamp_cost = torch.where(s > 0, v.abs() / s.clamp_min(1e-300) - (r - 1), 0.0)
-        h = torch.where(v * m < 0, clamp_cost.clamp_min(0.5), h)
-    else:
-        h = torch.ones_like(v)
+    clamp_cost = torch.where(s > 0, v.abs() / s.clamp_min(1e-300) - (r - 1), 0.0)
+    h = torch.where(v * m < 0, clamp_cost.clamp_min(0.5), 0.5)
     bound = h * s * (1 + u) + 4.1 * u * v.abs() + _constant_error(level, dtype)
     if dtype == torch.float16:  # enc = 1/s saturates at 65504: q shrinks by 65504*s
         bound = bound + v.abs() * (1 - FP16_MAX * s * (1 - 3 * u)).clamp_min(0)
@@ -176,8 +175,7 @@ def _constant_error(level: Level, dtype) -> float:
     """The part of the codec bound that does not scale with the block: the epsilon added
     to the scale (at most R*eps in x units, twice) and subnormal steps."""
     r = 2 ** (BITS[level] - 1)
-    eps = round_t(1e-7, dtype) if dtype == torch.bfloat16 else 2.0**-24
-    return 2 * r * eps + (r + 1) * TINY[dtype]
+    return 2 * r * EPS[dtype] + (r + 1) * TINY[dtype]
 
 
 def all_reduce_bound(inputs, level: Level, cast_bf16_to_fp16: bool = True):
@@ -186,7 +184,8 @@ def all_reduce_bound(inputs, level: Level, cast_bf16_to_fp16: bool = True):
     cast = cast_bf16_to_fp16 and dtype == torch.bfloat16
     t = torch.float16 if cast else dtype
     xs = [x.reshape(-1).double() for x in inputs]
-    ws = [to_fp16_saturating(x.reshape(-1)).double() if cast else xx for x, xx in zip(inputs, xs)]
+    # the bf16 -> fp16 cast, saturating; written here, not taken from the codec
+    ws = [x.clamp(-FP16_MAX, FP16_MAX).half().double() if cast else x for x in xs]
     exact = sum(xs)
     e1 = sum(codec_bound(w.to(t), level, t) for w in ws)
     partial = sum(w.abs() for w in ws) + e1
@@ -317,8 +316,7 @@ def check_error_bound(codec: Codec, seed: int, n: int = 6000) -> None:
                 assert_within(q, x.double(), codec_bound(x, level, dtype), what)
                 v = _pad64(x).view(-1, 32, 2)
                 m = _signed_block_max(v)
-                eps = 1e-7 if dtype == torch.bfloat16 else 2.0**-24
-                sure = m.abs() / r > 2**13 * eps  # the epsilon cannot move the scale
+                sure = m.abs() / r > 2**13 * EPS[dtype]  # the epsilon cannot move the scale
                 at_max = (v == m) & sure
                 got = _pad64(q).view(-1, 32, 2)
                 if not torch.equal(got[at_max], v[at_max]):
@@ -330,8 +328,7 @@ def check_all_reduce_bound(codec: Codec, seed: int, n: int = 4096) -> None:
     """The single-process two-shot model with this codec, within the bound."""
     for world in (2, 4):
         for level in Level:
-            for dtype, cast in ((torch.float16, True), (torch.bfloat16, True),
-                                (torch.bfloat16, False)):
+            for dtype, cast in DTYPE_CASTS:
                 xs = [make_input("heavy" if r % 2 else "normal", n, dtype, seed + r,
                                  limit=FP16_MAX / world) for r in range(world)]
                 got = simulate_all_reduce(xs, level, cast, codec=codec)

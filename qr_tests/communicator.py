@@ -12,12 +12,12 @@ import logging
 import os
 import socket
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Callable, Mapping
 
 import torch
 import torch.distributed as dist
 
-from qr_tests.quick_reduce import REFERENCE, Codec, Level, two_shot_all_reduce
+from qr_tests.quick_reduce import SUPPORTED_DTYPES, Level, two_shot_all_reduce
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ class Policy:
     min_size: int | None = None
 
     def accepts(self, inp: torch.Tensor) -> bool:
-        if inp.dtype not in (torch.float16, torch.bfloat16):
+        if inp.dtype not in SUPPORTED_DTYPES:
             return False
         nbytes = inp.numel() * inp.element_size()
         if nbytes % 16 or not is_weak_contiguous(inp):
@@ -128,13 +128,24 @@ class Platform:
     is_rocm: bool = False
     arch: str = ""  # e.g. "gfx942"
     kernels_available: bool = False  # vLLM's quick-reduce custom ops are built
-    fully_connected: bool = False  # every pair of visible GPUs linked directly (XGMI)
+    # Whether every pair of these physical GPUs is linked directly (XGMI; unknown: no).
+    # Asked about the group's gathered ids, as vLLM does: a rank may see only its GPU.
+    is_fully_connected: Callable[[list[int]], bool] = lambda ids: False
     physical_device_id: int = 0  # of this rank's device, for the handshake
     hostname: str = ""
 
     @property
     def arch_supported(self) -> bool:
         return self.is_rocm and self.arch.startswith(SUPPORTED_ARCHS)
+
+
+def _vllm_is_fully_connected(physical_device_ids: list[int]) -> bool:
+    try:
+        from vllm.platforms import current_platform  # noqa: PLC0415
+        return bool(current_platform.is_fully_connected(physical_device_ids))
+    except Exception as e:
+        log.debug("GPU topology unknown: %s", e)
+        return False
 
 
 def detect_platform(device_index: int = 0) -> Platform:
@@ -147,7 +158,7 @@ def detect_platform(device_index: int = 0) -> Platform:
             arch = getattr(torch.cuda.get_device_properties(device_index), "gcnArchName", "")
         except Exception as e:  # no usable GPU
             log.debug("no ROCm device properties: %s", e)
-    kernels = fully_connected = False
+    kernels = False
     physical = device_index
     try:
         from vllm import _custom_ops as ops  # noqa: PLC0415
@@ -159,44 +170,38 @@ def detect_platform(device_index: int = 0) -> Platform:
         try:
             from vllm.platforms import current_platform  # noqa: PLC0415
             physical = current_platform.visible_device_id_to_physical_device_id(device_index)
-            ids = [current_platform.visible_device_id_to_physical_device_id(i)
-                   for i in range(torch.cuda.device_count())]
-            fully_connected = bool(current_platform.is_fully_connected(ids))
         except Exception as e:
-            log.debug("GPU topology unknown: %s", e)
-    return Platform(is_rocm, arch, kernels, fully_connected, physical, socket.gethostname())
+            log.debug("physical device id unknown: %s", e)
+    return Platform(is_rocm, arch, kernels, _vllm_is_fully_connected, physical,
+                    socket.gethostname())
 
 
 class QuickAllReduce:
     """vLLM's surface: `disabled`, `should_quick_allreduce`, `quick_all_reduce`,
     `close`, `use_fp16_kernels`. When enabled, it runs the reference two-shot
-    all-reduce over `device_group` (default: `group` for CPU tensors, else WORLD)."""
+    all-reduce over `group` for CPU tensors, else over WORLD."""
 
     def __init__(self, group, device, *, platform: Platform | None = None,
-                 environ: Mapping[str, str] | None = None, model_dtype: torch.dtype | None = None,
-                 device_group=None, codec: Codec = REFERENCE) -> None:
+                 environ: Mapping[str, str] | None = None,
+                 model_dtype: torch.dtype | None = None) -> None:
         self.disabled = True
         self.disabled_reason = ""
         self.use_fp16_kernels = False
         self.policy: Policy | None = None
         self.group = group
         self.device = torch.device(f"cuda:{device}" if isinstance(device, int) else device)
-        self._codec = codec
         if platform is None:
             platform = detect_platform(self.device.index or 0)
-        self.platform = platform
         reason = self._setup(platform, environ, model_dtype)
         if reason:
             self.disabled_reason = reason
             log.info("quick all-reduce disabled: %s", reason)
             return
-        self._data_group = device_group
-        if device_group is None and self.device.type != "cpu":
+        self._data_group = group
+        if self.device.type != "cpu":
             if dist.get_world_size() != self.world_size:
-                raise ValueError("pass device_group: the CPU group is a subgroup")
+                raise ValueError("GPU tensors go over WORLD, but the CPU group is a subgroup")
             self._data_group = dist.group.WORLD
-        elif device_group is None:
-            self._data_group = group
         self.disabled = False
 
     def _setup(self, platform: Platform, environ, model_dtype) -> str:
@@ -210,24 +215,22 @@ class QuickAllReduce:
             raise ValueError("QuickAllReduce needs a CPU (gloo) group for its handshake, "
                              f"not {config!r}")
         self.world_size = dist.get_world_size(self.group)
-        self.rank = dist.get_rank(self.group)
         # (host hash, physical device id) as a CPU tensor: object collectives need numpy
         host = int.from_bytes(hashlib.sha256(platform.hostname.encode()).digest()[:7], "little")
         mine = torch.tensor([host, platform.physical_device_id], dtype=torch.int64)
         peers = [torch.empty_like(mine) for _ in range(self.world_size)]
         dist.all_gather(peers, mine, group=self.group)
-        self.physical_device_ids = [int(p[1]) for p in peers]
         if len({int(p[0]) for p in peers}) > 1:
             return "the group spans nodes"
         if self.world_size not in SUPPORTED_WORLD_SIZES:
             return f"world size {self.world_size} not in {SUPPORTED_WORLD_SIZES}"
-        if self.world_size > 2 and not platform.fully_connected:
+        if self.world_size > 2 and not platform.is_fully_connected([int(p[1]) for p in peers]):
             return "more than two GPUs that are not fully connected"
         env = QuickReduceConfig.from_env(environ)  # raises on invalid values
         self.use_fp16_kernels = env.cast_bf16_to_fp16
         if env.level is None:
             return f"{ENV_QUANTIZATION}=NONE"
-        if model_dtype is not None and model_dtype not in (torch.float16, torch.bfloat16):
+        if model_dtype is not None and model_dtype not in SUPPORTED_DTYPES:
             return f"model dtype {model_dtype} is not fp16/bf16"
         self.policy = Policy(self.world_size, env.level, env.cast_bf16_to_fp16,
                              env.max_size, env.min_size)
@@ -243,8 +246,7 @@ class QuickAllReduce:
         if out is None:
             out = torch.empty_like(inp)
         return two_shot_all_reduce(inp.contiguous(), self.policy.level, self._data_group,
-                                   cast_bf16_to_fp16=self.use_fp16_kernels,
-                                   codec=self._codec, out=out)
+                                   cast_bf16_to_fp16=self.use_fp16_kernels, out=out)
 
     def close(self) -> None:
         self.disabled = True

@@ -1,8 +1,9 @@
 """Hardware markers and seeds for the bundled suites.
 
 `@pytest.mark.needs_gpu(vendor="any"|"nvidia"|"amd", count=N)` says what a test
-needs; tests without it run on CPU. A test whose needs the machine lacks is skipped
-with the reason. CPU steps run `pytest qr_tests -m "not needs_gpu"`.
+needs; tests without it run on CPU. A malformed marker stops the session at
+collection (usage error); a test whose needs the machine lacks is skipped with the
+reason. CPU steps run `pytest qr_tests -m "not needs_gpu"`.
 
 Random inputs use a fresh base seed per session (QR_SEED=<int> replays one); each
 case derives its own seed from it, and failures print both.
@@ -51,6 +52,15 @@ def lacking(vendor: str, count: int, have_vendor: str, have_count: int) -> str:
         kind = "GPU(s) of any vendor" if vendor == "any" else f"{vendor} GPU(s)"
         return f"needs {count} {kind}; this machine has {have_count} ({have_vendor})"
     return ""
+
+
+def pytest_itemcollected(item):
+    # at collection, so that a malformed marker fails even when -m deselects its test
+    for marker in item.iter_markers("needs_gpu"):
+        try:
+            needs_gpu_args(marker)
+        except pytest.UsageError as e:
+            raise pytest.UsageError(f"{item.nodeid}: {e}") from None
 
 
 def pytest_runtest_setup(item):

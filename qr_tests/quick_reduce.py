@@ -184,11 +184,6 @@ class Codec:
 REFERENCE = Codec()
 
 
-def _check_input(inp: torch.Tensor) -> None:
-    if inp.dtype not in SUPPORTED_DTYPES:
-        raise TypeError(f"quick all-reduce takes fp16 or bf16, got {inp.dtype}")
-
-
 def _to_work(inp: torch.Tensor, cast: bool) -> torch.Tensor:
     flat = inp.reshape(-1)
     return to_fp16_saturating(flat) if cast and inp.dtype == torch.bfloat16 else flat
@@ -205,8 +200,6 @@ def sum_in_order(parts, dtype: torch.dtype) -> torch.Tensor:
 def simulate_all_reduce(inputs, level: Level, cast_bf16_to_fp16: bool = True,
                         codec: Codec = REFERENCE) -> torch.Tensor:
     """Q(sum_r Q(x_r)) in one process: what every rank of the two-shot must return."""
-    for x in inputs:
-        _check_input(x)
     xs = [_to_work(x, cast_bf16_to_fp16) for x in inputs]
     t = xs[0].dtype
     total = sum_in_order([codec.roundtrip(x, level) for x in xs], t)
@@ -220,8 +213,8 @@ def two_shot_all_reduce(inp: torch.Tensor, level: Level, group=None, *,
     has for inp's device (gloo for CPU, NCCL/RCCL for GPU tensors).
 
     Phase 1 sends each tile-aligned segment, encoded, to its owner (all_to_all);
-    the owner sums in rank order; phase 2 all-gathers the owners' encoded sums."""
-    _check_input(inp)
+    the owner sums in rank order; phase 2 all-gathers the owners' encoded sums.
+    Dtypes other than fp16/bf16 raise TypeError in Codec.quantize, before any collective."""
     world = dist.get_world_size(group)
     x = _to_work(inp, cast_bf16_to_fp16)
     t, n = x.dtype, x.numel()

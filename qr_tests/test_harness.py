@@ -125,3 +125,18 @@ def test_needs_gpu_marker_is_validated(mark, want):
             needs_gpu_args(mark.mark)
     else:
         assert needs_gpu_args(mark.mark) == want
+
+
+def test_malformed_marker_is_a_usage_error_at_collection(tmp_path):
+    """Checked when collected, so `-m "not needs_gpu"` (which deselects before setup)
+    still catches a typo."""
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["qr_tests.conftest"]\n')
+    (tmp_path / "test_typo.py").write_text(
+        "import pytest\n\n\n@pytest.mark.needs_gpu(vendor='intel')\ndef test_x():\n    pass\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": root}  # for qr_tests.conftest
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-m",
+                           "not needs_gpu", str(tmp_path)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR, proc.stdout + proc.stderr
+    assert "test_typo.py::test_x: bad needs_gpu marker {'vendor': 'intel'}" in proc.stderr

@@ -9,9 +9,9 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from qr_tests.checks import all_reduce_bound, assert_within, bits_of, make_input
+from qr_tests.checks import DTYPE_CASTS, all_reduce_bound, assert_within, bits_of, make_input
 from qr_tests.communicator import (DEFAULT_MAX_SIZE, ENV_CAST, ENV_MAX, ENV_MIN,
-                                   ENV_QUANTIZATION, MB, MIN_SIZE_MB, Platform, Policy,
+                                   ENV_QUANTIZATION, MB, Platform, Policy,
                                    QuickAllReduce, QuickReduceConfig,
                                    accelerated_quick_all_reduce, detect_platform, min_size_for)
 from qr_tests.conftest import seed_for
@@ -19,8 +19,17 @@ from qr_tests.harness import cpu_group, run_ranks
 from qr_tests.quick_reduce import Level, simulate_all_reduce
 
 MI300 = Platform(is_rocm=True, arch="gfx942:sramecc+:xnack-", kernels_available=True,
-                 fully_connected=True, hostname="node0")
-COMBOS = ((torch.float16, True), (torch.bfloat16, True), (torch.bfloat16, False))
+                 is_fully_connected=lambda ids: True, hostname="node0")
+# The spec's minimum message sizes (MB, columns FP / INT8 / INT6 / INT4), written out
+# rather than read from communicator.MIN_SIZE_MB, so that a wrong entry there fails.
+SPEC_MIN_SIZE_MB = {
+    (torch.float16, 2): (1, 2, 2, 1),
+    (torch.float16, 4): (1, 16, 4, 2),
+    (torch.float16, 8): (16, 4, 4, 2),
+    (torch.bfloat16, 2): (2, 8, 8, 8),
+    (torch.bfloat16, 4): (8, 64, 64, 16),
+    (torch.bfloat16, 8): (16, 2048, 2048, 2048),
+}
 
 
 # -- environment ----------------------------------------------------------------------
@@ -73,14 +82,14 @@ def meta(nbytes: int, dtype=torch.float16) -> torch.Tensor:
     return torch.empty(nbytes // 2, dtype=dtype, device="meta")
 
 
-@pytest.mark.parametrize("key", sorted(MIN_SIZE_MB, key=str))
+@pytest.mark.parametrize("key", sorted(SPEC_MIN_SIZE_MB, key=str))
 @pytest.mark.parametrize("level", list(Level))
 @pytest.mark.parametrize("cast", [True, False])
 def test_min_size_thresholds(key, level, cast):
     dtype, world = key
     policy = Policy(world, level, cast)
     row = torch.float16 if cast else dtype
-    lo = MIN_SIZE_MB[(row, world)][level.value] * MB
+    lo = SPEC_MIN_SIZE_MB[(row, world)][level.value] * MB
     assert min_size_for(dtype, world, level, cast) == lo
     assert not policy.accepts(meta(lo - 16, dtype))
     assert policy.accepts(meta(lo, dtype))
@@ -149,7 +158,7 @@ def test_nccl_group_is_refused():
 
 
 # -- the communicator on CPU ranks, with the platform injected ---------------------------
-LEVEL_COMBOS = [(level, dtype, cast) for level in Level for dtype, cast in COMBOS]
+LEVEL_COMBOS = [(level, dtype, cast) for level in Level for dtype, cast in DTYPE_CASTS]
 
 
 def communicator_input(i: int, dtype, seed: int, rank: int) -> torch.Tensor:
@@ -173,8 +182,17 @@ def communicator_worker(ctx, seed):
         return QuickAllReduce(group, "cpu", platform=platform, environ=env,
                               model_dtype=model_dtype).disabled_reason
 
-    report["mesh"] = reason("INT4", replace(MI300, fully_connected=False))
-    report["nodes"] = reason("FP", replace(MI300, hostname=f"node{rank}"))
+    asked = []
+
+    def not_fully_connected(ids):
+        asked.append(ids)
+        return False
+
+    report["mesh"] = reason("INT4", replace(MI300, is_fully_connected=not_fully_connected,
+                                            physical_device_id=10 + rank))
+    report["mesh_ids"] = asked
+    # a bad value is not read: the node check comes before the environment
+    report["nodes"] = reason("bad", replace(MI300, hostname=f"node{rank}"))
     report["none"] = reason()
     report["fp32"] = reason("INT8", model_dtype=torch.float32)
     try:
@@ -219,6 +237,7 @@ def test_communicator_on_cpu_ranks(world):
         assert (report["mesh"] == "") is (world == 2)
         if world == 4:
             assert report["mesh"] == "more than two GPUs that are not fully connected"
+            assert report["mesh_ids"] == [[10, 11, 12, 13]]  # the group's, gathered
         assert report["nodes"] == "the group spans nodes"
         assert report["none"] == f"{ENV_QUANTIZATION}=NONE"
         assert "float32" in report["fp32"]
@@ -248,7 +267,7 @@ def rocm_worker(ctx, seed, use_vllm):
             return {"skip": why}
     outs, policy = {}, {}
     for level in Level:
-        for dtype, cast in COMBOS:
+        for dtype, cast in DTYPE_CASTS:
             os.environ.update({ENV_QUANTIZATION: level.name, ENV_CAST: str(int(cast))})
             comm = cls(group, torch.device(ctx.device))
             if comm.disabled:
