@@ -30,8 +30,7 @@ class Inputs:
 
     tracked: Sequence[str]
     read: Reader  # repo-relative path -> text, None when it cannot be read
-    docs: Mapping[str, Any]  # parsed YAML of every declarations file, for entry lines
-    config: str  # the config file (repo-relative)
+    docs: Mapping[str, Any]  # parsed YAML of the declarations' files, for entry lines
     place: Callable[[Step], Any]  # hardware.place with the repository's inventory
     amd: Declarations | None = None  # the AMD twin file's declarations, for drift
     listed: str | None = None  # the --tracked-files list, when files come from one
@@ -39,11 +38,12 @@ class Inputs:
 
 def check(decl: Declarations, inputs: Inputs, *, orphans: bool = False, strict_mode: bool = False) -> Report:
     """Every finding for these declarations, sorted by file and line."""
+    config = decl.files[0]  # the loader lists the config file first
     index = FileIndex([*inputs.tracked, *decl.files])  # the steps files the loader added as dependencies exist
     lines = entries.entry_lines(inputs.docs)
     found: list[Finding] = [_from_warning(w) for w in decl.warnings]
     found += entries.entry_findings(decl, index, lines)
-    found += entries.run_all_findings(decl, index, lines, inputs.config)
+    found += entries.run_all_findings(decl, index, lines, config)
     covers = {s.key: _cover(s, decl, index) for s in decl.steps}
     run_all = entries.run_all_mask(decl, index)
     step_tests = [tests.resolve_tests(decl, s, index) for s in decl.steps]
@@ -55,7 +55,7 @@ def check(decl: Declarations, inputs: Inputs, *, orphans: bool = False, strict_m
     found += platform.hardware_findings(decl, inputs.place)
     if inputs.amd is not None:
         found += platform.drift_findings(decl, inputs.amd)
-    found += platform.limit_findings(decl, inputs.config)
+    found += platform.limit_findings(decl, config)
     if orphans:
         found += entries.orphan_findings(decl, index, covers.values(), run_all)
     # A hardware fan-out's targets share one declaration: report its findings once.
@@ -108,12 +108,11 @@ def declaration_error(exc: DeclarationError) -> Report:
 def check_repository(root: str, config: str | None, *, tracked_files: str | None, amd_file: str | None,
                      environ: Mapping[str, str], orphans: bool = False, strict_mode: bool = False) -> Report:
     """Load everything `check` needs from the repository at `root`, and check it."""
-    from pipegen.declarations import load
+    from pipegen.declarations import load, load_documents
     from pipegen.hardware import place
     from pipegen.inventory import load_inventory
-    from pipegen.yamlio import load_file
 
-    decl = load(root, config)
+    decl, docs = load_documents(root, config)
     amd_path = amd_file or _twin_file(root, decl)
     amd = load(root, amd_path) if amd_path else None
     inventory = load_inventory(decl)
@@ -125,12 +124,10 @@ def check_repository(root: str, config: str | None, *, tracked_files: str | None
         from pipegen.git import tracked_files as git_tracked
 
         tracked = git_tracked(root, environ)
-    files = [*decl.files, *(amd.files if amd else ())]
     inputs = Inputs(
         tracked=tracked,
         read=_reader(root, set(tracked)),
-        docs={f: load_file(os.path.join(root, f), f) for f in dict.fromkeys(files)},
-        config=decl.files[0],
+        docs=docs,
         place=lambda step: place(step, inventory),
         amd=amd,
         listed=tracked_files,

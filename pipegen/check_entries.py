@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import difflib
 import posixpath
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
-from pipegen.decide import always_run_pattern
 from pipegen.fileindex import FileIndex
 from pipegen.findings import Finding
 from pipegen.matching import is_glob, split
@@ -83,27 +82,38 @@ def _selected(includes: Iterable[str], excludes: Iterable[str], kind: PatternKin
     return mask
 
 
+def _idle(includes: Iterable[str], excludes: Iterable[str], kind: PatternKind, index: FileIndex,
+          whose: str) -> Iterator[tuple[str, bool, str]]:
+    """Includes that match nothing and exclusions that drop nothing: (pattern, is an exclusion, why)."""
+    included = 0
+    for entry in includes:
+        mask = index.matches(entry, kind)
+        included |= mask
+        if not mask:
+            yield entry, False, "matches no tracked file"
+    for entry in excludes:
+        mask = index.matches(entry, kind)
+        if not mask & included:
+            yield entry, True, f"excludes nothing {whose} match" if mask else "matches no tracked file"
+
+
 def entry_findings(decl: Declarations, index: FileIndex, lines: EntryLines) -> list[Finding]:
     """stale-entry, raw-prefix-only and exclusion-unused, once per written entry."""
     by_key = decl.by_key()
     seen: set[tuple[Location, str]] = set()
     out: list[Finding] = []
     for step in decl.steps:
-        includes, excludes = split(step.dependencies)
-        kind = step.dependency_kind
-        included = 0
-        for entry in includes:
-            mask = index.matches(entry, kind)
-            included |= mask
-            where = where_entry(step, entry, lines, by_key)
-            if not mask and (where, entry) not in seen:
-                seen.add((where, entry))
-                out.append(_stale(entry, kind, step, where, index))
-        for entry in excludes:
-            where = where_entry(step, "!" + entry, lines, by_key)
-            if not index.matches(entry, kind) & included and (where, entry) not in seen:
-                seen.add((where, entry))
-                out.append(_unused_exclusion(entry, kind, declared(step), where, index))
+        for entry, excluded, why in _idle(*split(step.dependencies), step.dependency_kind, index, "its includes"):
+            written = "!" + entry if excluded else entry
+            where = where_entry(step, written, lines, by_key)
+            if (where, written) in seen:  # a mirror or fan-out target repeats its origin's entries
+                continue
+            seen.add((where, written))
+            if excluded:
+                out.append(Finding("exclusion-unused", "warning", where, f"exclusion '{written}' of step "
+                                   f"'{declared(step)}' {why}", "remove the exclusion or fix the path", declared(step)))
+            else:
+                out.append(_stale(entry, step.dependency_kind, step, where, index))
     return out
 
 
@@ -114,16 +124,10 @@ def _stale(entry: str, kind: PatternKind, step: Step, where: Location, index: Fi
         return Finding("raw-prefix-only", "error", where,
                        f"entry '{entry}' of step '{declared(step)}' matches no tracked file; it only matched under vLLM's "
                        f"old raw-prefix rule ({', '.join(near)})",
-                       f"write {_either(near)}", declared(step))
+                       f"write {either(near)}", declared(step))
     near = nearest(entry, index)
     return Finding("stale-entry", "error", where, f"entry '{entry}' of step '{declared(step)}' matches no tracked file",
-                   f"did you mean {_either(near)}?" if near else "remove the entry or fix the path", declared(step))
-
-
-def _unused_exclusion(entry: str, kind: PatternKind, key: str, where: Location, index: FileIndex) -> Finding:
-    why = "matches no tracked file" if not index.matches(entry, kind) else "excludes nothing its includes match"
-    return Finding("exclusion-unused", "warning", where, f"exclusion '!{entry}' of step '{key}' {why}",
-                   "remove the exclusion or fix the path", key)
+                   f"did you mean {either(near)}?" if near else "remove the entry or fix the path", declared(step))
 
 
 def run_all_findings(decl: Declarations, index: FileIndex, lines: EntryLines, config: str) -> list[Finding]:
@@ -131,21 +135,16 @@ def run_all_findings(decl: Declarations, index: FileIndex, lines: EntryLines, co
     settings = decl.settings
     fields = ("run_all_patterns", "run_all_exclude_patterns") if decl.layout == "vllm" else ("run_all", "run_all_exclude")
     out: list[Finding] = []
-    included = 0
-    for pattern in settings.run_all:
-        mask = index.matches(pattern, settings.run_all_kind)
-        included |= mask
-        if not mask:
+    for pattern, excluded, why in _idle(settings.run_all, settings.run_all_exclude, settings.run_all_kind, index,
+                                        "the run-all patterns"):
+        where = where_pattern(config, fields[excluded], pattern, lines)
+        if excluded:
+            out.append(Finding("exclusion-unused", "warning", where, f"run-all exclude pattern '{pattern}' {why}",
+                               "remove the pattern or fix it"))
+        else:
             near = nearest(pattern, index)
-            out.append(Finding("stale-run-all", "error", where_pattern(config, fields[0], pattern, lines),
-                               f"run-all pattern '{pattern}' matches no tracked file",
-                               f"did you mean {_either(near)}?" if near else "remove the pattern or fix it"))
-    for pattern in settings.run_all_exclude:
-        if not index.matches(pattern, settings.run_all_kind) & included:
-            why = "matches no tracked file" if not index.matches(pattern, settings.run_all_kind) else \
-                "excludes nothing the run-all patterns match"
-            out.append(Finding("exclusion-unused", "warning", where_pattern(config, fields[1], pattern, lines),
-                               f"run-all exclude pattern '{pattern}' {why}", "remove the pattern or fix it"))
+            out.append(Finding("stale-run-all", "error", where, f"run-all pattern '{pattern}' {why}",
+                               f"did you mean {either(near)}?" if near else "remove the pattern or fix it"))
     return out
 
 
@@ -218,7 +217,8 @@ def _display(path: str, index: FileIndex) -> str:
     return path + "/" if index.is_dir(path) and path not in index.bit else path
 
 
-def _either(paths: list[str]) -> str:
+def either(paths: list[str]) -> str:
+    """'a' or 'b', 'a', 'b' or 'c'."""
     quoted = [f"'{p}'" for p in paths]
     return " or ".join(quoted) if len(quoted) <= 2 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
 
@@ -226,8 +226,3 @@ def _either(paths: list[str]) -> str:
 def declared(step: Step) -> str:
     """The key a finding names: a hardware fan-out's declared key (its targets share one declaration)."""
     return step.origin if step.origin and step.mirror is None else step.key
-
-
-def always_runs(step: Step, decl: Declarations) -> bool:
-    """Steps whose key always runs (vLLM's image builds): their dependencies do not decide."""
-    return always_run_pattern(step, decl.settings) is not None

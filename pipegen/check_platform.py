@@ -7,24 +7,19 @@
 - The worst case (every step rendered, every one blocked first) must fit
   one `pipeline upload` (the agent refuses more than 500 jobs: groups,
   blocks and each parallel command job count), and every key must be one
-  Buildkite accepts.
+  render writes as declared (yamlout.valid_key states Buildkite's rules).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable, Sequence
 
-from pipegen.check_entries import always_runs
+from pipegen.check_tests import always_runs
 from pipegen.errors import DeclarationError
 from pipegen.findings import Finding
 from pipegen.model import Declarations, Location, Step
 from pipegen.pipeline_check import JOB_LIMIT as UPLOAD_LIMIT
-from pipegen.yamlout import KEY_MAX
-
-KEY_PATTERN = re.compile(r"^[a-zA-Z0-9_\-:${}.,]+$")
-UUID_LIKE = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.IGNORECASE)
-BLOCK_PREFIX = "block-"
+from pipegen.yamlout import BLOCK_PREFIX, KEY_BAD, KEY_MAX, UUID_KEY, valid_key
 
 
 def hardware_findings(decl: Declarations, place: Callable[[Step], Any]) -> list[Finding]:
@@ -120,18 +115,21 @@ def limit_findings(decl: Declarations, config: str) -> list[Finding]:
             problem = key_problem(key)
         if problem:
             out.append(Finding("invalid-key", "error", step.location, f"key '{key}' {problem}",
-                               "set an explicit 'key:' of letters, digits and - _ : . , (at most "
-                               f"{KEY_MAX - len(BLOCK_PREFIX)} characters, so that its block key fits too)", step.key))
+                               f"render writes '{valid_key(key)}' instead; set an explicit 'key:' of letters, digits "
+                               f"and - _ : (at most {KEY_MAX - len(BLOCK_PREFIX)} characters, so that its block key "
+                               "fits too)", step.key))
     return out
 
 
 def key_problem(key: str) -> str:
-    """Why Buildkite rejects a key; "" when it accepts it."""
+    """Why render would not write `key` as declared (yamlout.valid_key rewrites it); "" when it would."""
+    if valid_key(key) == key:
+        return ""
     if len(key) > KEY_MAX:
         return f"is {len(key)} characters long (Buildkite's limit is {KEY_MAX})"
-    if not KEY_PATTERN.match(key):
-        bad = sorted({c for c in key if not KEY_PATTERN.match(c)})
-        return f"contains characters Buildkite rejects ({' '.join(repr(c) for c in bad)})"
-    if UUID_LIKE.match(key):
+    bad = sorted({c for c in key if KEY_BAD.match(c)})
+    if bad:
+        return f"contains characters other than letters, digits and - _ : ({' '.join(repr(c) for c in bad)})"
+    if UUID_KEY.match(key):
         return "looks like a UUID, which Buildkite reserves for step ids"
-    return ""
+    return "starts or ends with '-'" if key else "is empty"

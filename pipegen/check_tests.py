@@ -12,12 +12,13 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from pipegen.check_entries import always_runs, declared, nearest
+from pipegen.check_entries import declared, either, nearest
 from pipegen.commands_extract import TestRef, extract
+from pipegen.decide import always_run_pattern
 from pipegen.fileindex import FileIndex, bits
 from pipegen.findings import Finding
 from pipegen.imports import ImportGraph
-from pipegen.matching import explain, split
+from pipegen.matching import explain
 from pipegen.model import Declarations, Step
 
 
@@ -60,9 +61,14 @@ def resolve_tests(decl: Declarations, step: Step, index: FileIndex) -> StepTests
             found.findings.append(Finding(
                 "test-missing", "error", step.location,
                 f"step '{declared(step)}' runs '{ref.written}' (command {ref.command + 1}), but {ref.path} is not in "
-                "the repository", f"did you mean {' or '.join(repr(n) for n in near)}?" if near else
+                "the repository", f"did you mean {either(near)}?" if near else
                 "fix the path, or remove the command", declared(step)))
     return found
+
+
+def always_runs(step: Step, decl: Declarations) -> bool:
+    """Steps whose key always runs (vLLM's image builds): their dependencies do not decide."""
+    return always_run_pattern(step, decl.settings) is not None
 
 
 def checks_selection(step: Step, decl: Declarations) -> bool:
@@ -75,7 +81,7 @@ def selection_findings(tests: StepTests, decl: Declarations, cover: int, index: 
     step = tests.step
     if not tests.files or not checks_selection(step, decl):
         return []
-    if not split(step.dependencies)[0] and decl.settings.no_dependencies == "block":
+    if not step.declares_dependencies and decl.settings.no_dependencies == "block":
         return [Finding("no-dependencies", "warning", step.location,
                         f"step '{declared(step)}' runs {len(tests.files)} test file(s) but has no source_file_dependencies: "
                         "no change selects it, it waits to be unblocked", "add the folders it tests to "
@@ -103,7 +109,7 @@ def _not_selecting(step: Step, ref: TestRef, paths: list[str]) -> Finding:
 def import_findings(steps: Sequence[StepTests], decl: Declarations, covers: Mapping[str, int], run_all: int,
                     index: FileIndex, graph: ImportGraph) -> list[Finding]:
     """import-not-covered: repository files a step's tests import that no entry of the step covers."""
-    checked = [t for t in steps if t.files and checks_selection(t.step, decl) and split(t.step.dependencies)[0]]
+    checked = [t for t in steps if t.files and checks_selection(t.step, decl) and t.step.declares_dependencies]
     # pytest loads the conftest.py files above a test; a script run by python or torchrun has none.
     starts = {path: _with_conftests(path, index) if ref.tool == "pytest" else [path]
               for t in checked for path, ref in t.files.items() if path.endswith(".py")}

@@ -91,16 +91,21 @@ def find_config(root: str, config: str | None) -> str:
 
 def load(root: str = ".", config: str | None = None) -> Declarations:
     """Read the declarations of the repository at `root`."""
-    path = find_config(root, config)
-    data = load_file(os.path.join(root, path), _rel(root, path))
-    where = Location(_rel(root, path), 1, 1)
-    top = s.require_mapping(data, where, "the config file")
+    return load_documents(root, config)[0]
+
+
+def load_documents(root: str = ".", config: str | None = None) -> tuple[Declarations, dict[str, Any]]:
+    """The declarations, and the parsed YAML of each of their files (`check` reads entry lines from it)."""
+    path = _rel(root, find_config(root, config))
+    docs: dict[str, Any] = {}
+    data = docs[path] = load_file(os.path.join(root, path), path)
+    top = s.require_mapping(data, Location(path, 1, 1), "the config file")
     if "job_dirs" in top:
-        return _load_vllm(root, _rel(root, path), top)
+        return _load_vllm(root, path, top, docs), docs
     steps = top.get("steps")
     if isinstance(steps, LocList) and steps and isinstance(steps[0], dict):
-        return _load_legacy(root, _rel(root, path), top)
-    return _load_pipegen(root, _rel(root, path), top)
+        return _load_legacy(root, path, top), docs
+    return _load_pipegen(root, path, top, docs), docs
 
 
 def _rel(root: str, path: str) -> str:
@@ -123,16 +128,16 @@ def _yaml_files(root: str, entry: str, where: Location) -> list[str]:
     return found
 
 
-def _load_steps(root: str, files: list[str], *, vllm: bool, warnings: list[Warning_],
+def _load_steps(root: str, files: list[str], docs: dict[str, Any], *, vllm: bool, warnings: list[Warning_],
                 default_working_dir: str | None = None) -> list[Step]:
     steps: list[Step] = []
     for rel in files:
-        data = load_file(os.path.join(root, rel), rel)
+        data = docs[rel] = load_file(os.path.join(root, rel), rel)
         steps += load_steps_file(data, rel, vllm=vllm, warnings=warnings, default_working_dir=default_working_dir)
     return steps
 
 
-def _load_pipegen(root: str, path: str, top: LocDict) -> Declarations:
+def _load_pipegen(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> Declarations:
     fields = s.check_fields(top, PIPEGEN_FIELDS, "config")
     if not fields.get("steps"):
         raise DeclarationError("config has no 'steps'", top.loc(), "add 'steps: [.buildkite/steps]' (files or folders)")
@@ -158,7 +163,7 @@ def _load_pipegen(root: str, path: str, top: LocDict) -> Declarations:
     for index, entry in enumerate(fields["steps"]):
         entry_where = top["steps"].loc(index) if isinstance(top["steps"], LocList) else top.loc("steps")
         files += _yaml_files(root, entry, entry_where)
-    steps = _load_steps(root, files, vllm=False, warnings=warnings)
+    steps = _load_steps(root, files, docs, vllm=False, warnings=warnings)
     return _finish(root, steps, settings, "pipegen", [path, *files], warnings)
 
 
@@ -176,7 +181,7 @@ def _rules(raw: Any, where: Location) -> tuple[Rule, ...]:
     return tuple(rules)
 
 
-def _load_vllm(root: str, path: str, top: LocDict) -> Declarations:
+def _load_vllm(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> Declarations:
     warnings: list[Warning_] = []
     fields = s.check_fields(top, VLLM_CONFIG_FIELDS, "ci_config", lenient=True, warnings=warnings)
     settings = vllm_settings(
@@ -189,7 +194,7 @@ def _load_vllm(root: str, path: str, top: LocDict) -> Declarations:
     job_dirs = top["job_dirs"]
     for index, entry in enumerate(fields.get("job_dirs", ())):
         files += _yaml_files(root, entry, job_dirs.loc(index) if isinstance(job_dirs, LocList) else top.loc("job_dirs"))
-    steps = _load_steps(root, files, vllm=True, warnings=warnings, default_working_dir=working_dir)
+    steps = _load_steps(root, files, docs, vllm=True, warnings=warnings, default_working_dir=working_dir)
     return _finish(root, steps, settings, "vllm", [path, *files], warnings)
 
 

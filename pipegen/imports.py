@@ -123,8 +123,13 @@ def _join(*parts: str) -> str:
     return "/".join(p for p in parts if p)
 
 
-def resolve(spec: ImportSpec, importer: str, mods: ModuleFiles) -> list[str]:
-    """The tracked files one import statement of `importer` executes."""
+def resolve(specs: Iterable[ImportSpec], importer: str, mods: ModuleFiles) -> list[str]:
+    """The tracked files the import statements `specs` of `importer` execute, in order (repeats kept)."""
+    roots = (mods.base_dir(importer), *GLOBAL_ROOTS)  # a walk up the folders: once per file, not per statement
+    return [path for spec in specs for path in _resolve(spec, importer, roots, mods)]
+
+
+def _resolve(spec: ImportSpec, importer: str, roots: Sequence[str], mods: ModuleFiles) -> list[str]:
     module, names, level = spec
     dotted = (module or "").replace(".", "/")
     if level:
@@ -132,7 +137,7 @@ def resolve(spec: ImportSpec, importer: str, mods: ModuleFiles) -> list[str]:
         for _ in range(level - 1):
             floor = posixpath.dirname(floor)
     else:
-        root = _root_of(dotted, importer, mods)
+        root = _root_of(dotted, roots, mods)
         if root is None:
             return []
         floor = root
@@ -158,10 +163,10 @@ def _nearest_module(path: str, floor: str, mods: ModuleFiles) -> str | None:
     return None
 
 
-def _root_of(path: str, importer: str, mods: ModuleFiles) -> str | None:
+def _root_of(path: str, roots: Sequence[str], mods: ModuleFiles) -> str | None:
     """The first root holding `path`'s top-level package; None = not the repository's."""
     top = path.split("/", 1)[0]
-    for root in (mods.base_dir(importer), *GLOBAL_ROOTS):
+    for root in roots:
         if top and mods.exists(_join(root, top)):
             return root
     return None
@@ -184,7 +189,7 @@ class ImportGraph:
                 self.unreadable.add(path)
                 self.edges[path] = ()
             else:
-                found = (f for spec in parse_imports(source) for f in resolve(spec, path, self.mods))
+                found = resolve(parse_imports(source), path, self.mods)
                 self.edges[path] = tuple(dict.fromkeys(f for f in found if f != path))
         return self.edges[path]
 

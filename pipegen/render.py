@@ -25,7 +25,7 @@ from pipegen.errors import OutputError, UsageError
 from pipegen.model import Declarations, Selection, Step
 from pipegen.command_step import command_item, skip_text
 from pipegen.pipeline_check import JOB_LIMIT, check
-from pipegen.yamlout import Safe, block, dollars_for, flow, key_map, scalar, unique_key, valid_key
+from pipegen.yamlout import BLOCK_PREFIX, Safe, block, dollars_for, flow, key_map, scalar, unique_key, valid_key
 
 UNSELECTED = ("block", "skip", "omit")
 PRESENT = frozenset({"run", "blocked", "skip-step"})  # the states a step is in the pipeline with
@@ -79,7 +79,7 @@ def plan(decl: Declarations, selection: Selection, placed: Sequence[Any], *, uns
     dollars = dollars_for(decl)
     keys = key_map(decl.steps)
     used = set(keys.values())
-    block_keys = {s.key: unique_key(valid_key("block-" + keys[s.key]), used) for s in decl.steps}
+    block_keys = {s.key: unique_key(valid_key(BLOCK_PREFIX + keys[s.key]), used) for s in decl.steps}
     jobs_by_key = {job.step.key: job for job in placed}
     decisions = {d.step.key: d for d in selection.decisions}
     by_key = decl.by_key()

@@ -25,8 +25,7 @@ class LocDict(dict):
     __slots__ = ("file", "mark", "key_marks")
 
     def loc(self, key: Any = None) -> Location:
-        mark = self.key_marks.get(key, self.mark) if key is not None else self.mark
-        return Location(self.file, mark.line + 1, mark.column + 1)
+        return _where(self.file, self.key_marks.get(key, self.mark) if key is not None else self.mark)
 
     @property
     def line(self) -> int:
@@ -34,15 +33,13 @@ class LocDict(dict):
 
 
 class LocList(list):
+    """A list that knows where itself and each item were written."""
+
     __slots__ = ("file", "mark", "item_marks")
 
-    @property
-    def line(self) -> int:
-        return self.mark.line + 1
-
     def loc(self, index: int | None = None) -> Location:
-        mark = self.item_marks[index] if index is not None and index < len(self.item_marks) else self.mark
-        return Location(self.file, mark.line + 1, mark.column + 1)
+        marks = self.item_marks
+        return _where(self.file, marks[index] if index is not None and index < len(marks) else self.mark)
 
 
 def _where(file: str, mark: Any) -> Location:
@@ -120,14 +117,4 @@ def load_file(path: str, display: str | None = None) -> Any:
         raise DeclarationError("file not found", Location(name), fix="check the path or create the file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise DeclarationError(f"cannot read the file: {exc}", Location(name)) from None
-    # `check` reads the declarations again for entry lines: parse each text once per process.
-    # Keyed on the text itself, so an edited file is parsed anew; callers never mutate the result.
-    key = (name, text)
-    if key not in _PARSED:
-        if len(_PARSED) >= 512:
-            _PARSED.clear()
-        _PARSED[key] = load_text(text, name)
-    return _PARSED[key]
-
-
-_PARSED: dict[tuple[str, str], Any] = {}
+    return load_text(text, name)

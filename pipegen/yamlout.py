@@ -143,8 +143,9 @@ def dollars_for(decl: Declarations) -> Dollars:
 
 # --------------------------------------------------------------------------- keys
 
-_KEY_BAD = re.compile(r"[^A-Za-z0-9_:\-]+")
-_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+BLOCK_PREFIX = "block-"  # a step's block step is keyed "block-<its key>"
+KEY_BAD = re.compile(r"[^A-Za-z0-9_:\-]+")
+UUID_KEY = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 
 def valid_key(key: str) -> str:
@@ -154,13 +155,13 @@ def valid_key(key: str) -> str:
     for interpolation, and `.`/`,` in newer versions; pipegen never emits them).
     At most 100 characters (long keys keep a hash of the whole), never UUID-like.
     """
-    out = _KEY_BAD.sub("-", key).strip("-") or "step"
+    out = KEY_BAD.sub("-", key).strip("-") or "step"
     if len(out) > KEY_MAX or out != key and len(out) > KEY_MAX - 9:
         import hashlib
 
         digest = hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:8]
         out = out[: KEY_MAX - 9].rstrip("-") + "-" + digest
-    if _UUID.match(out):
+    if UUID_KEY.match(out):
         out += "-k"
     return out
 

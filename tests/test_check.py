@@ -123,6 +123,15 @@ def test_stale_run_all_pattern(tmp_path):
     assert "mypkg/none.py" in only(report, "exclusion-unused")["message"]
 
 
+def test_run_all_exclusion_outside_the_run_all_patterns(tmp_path):
+    root = make_repo(tmp_path, CLEAN_STEP, config=CONFIG + "run_all: [mypkg/core.py]\n"
+                                                           "run_all_exclude: [docs/index.md, mypkg/core.py]\n")
+    exit_code, report = check(root)
+    unused = only(report, "exclusion-unused")
+    assert (exit_code, unused["line"]) == (0, 3)
+    assert unused["message"] == "run-all exclude pattern 'docs/index.md' excludes nothing the run-all patterns match"
+
+
 # --------------------------------------------------------------------------- tests named by commands
 
 
@@ -254,11 +263,11 @@ steps:
 """
 
 
-def vllm_repo(tmp_path, amd_file=AMD_FILE):
-    files = {"setup.py": "", "mypkg/platforms.py": ""}
+def vllm_repo(tmp_path, amd_file=AMD_FILE, steps=VLLM_STEP, files=None):
+    files = {"setup.py": "", "mypkg/platforms.py": "", **(files or {})}
     if amd_file:
         files[".buildkite/test-amd.yaml"] = amd_file
-    return make_repo(tmp_path, VLLM_STEP, files, config=VLLM_CONFIG, config_file=".buildkite/ci_config.yaml",
+    return make_repo(tmp_path, steps, files, config=VLLM_CONFIG, config_file=".buildkite/ci_config.yaml",
                      steps_file=".buildkite/test_areas/core.yaml")
 
 
@@ -272,6 +281,16 @@ def test_vllm_ignored_field_and_drifted_amd_twin(tmp_path):
     assert (drift["file"], drift["step"]) == (".buildkite/test_areas/core.yaml", "amd-core")
 
 
+def test_each_declarations_file_is_parsed_once(tmp_path, monkeypatch):
+    import pipegen.yamlio
+
+    parsed = []
+    load_text = pipegen.yamlio.load_text
+    monkeypatch.setattr(pipegen.yamlio, "load_text", lambda text, file: parsed.append(file) or load_text(text, file))
+    assert check(vllm_repo(tmp_path))[0] == 0
+    assert sorted(parsed) == [".buildkite/ci_config.yaml", ".buildkite/test-amd.yaml", ".buildkite/test_areas/core.yaml"]
+
+
 def test_amd_file_given_explicitly(tmp_path):
     root = vllm_repo(tmp_path, amd_file=None)
     (root / "ci").mkdir()
@@ -279,11 +298,28 @@ def test_amd_file_given_explicitly(tmp_path):
     assert "mirror-drift" in codes(check(root, "--amd-file", "ci/amd.yaml")[1])
 
 
+AGREEING_AMD_FILE = AMD_FILE.replace(", pytest -v -s test_config.py", "").replace(
+    "[mypkg/, tests/]", "[mypkg/platforms.py, mypkg/, tests/]")
+
+
 def test_twins_that_agree_do_not_drift(tmp_path):
-    agreeing = AMD_FILE.replace(", pytest -v -s test_config.py", "").replace("[mypkg/, tests/]",
-                                                                               "[mypkg/platforms.py, mypkg/, tests/]")
-    assert "mirror-drift" not in codes(check(vllm_repo(tmp_path, agreeing))[1])
+    assert "mirror-drift" not in codes(check(vllm_repo(tmp_path, AGREEING_AMD_FILE))[1])
     assert "mirror-drift" not in codes(check(vllm_repo(tmp_path / "b", amd_file=None))[1])
+
+
+def test_the_steps_file_as_a_dependency_is_no_drift(tmp_path):
+    # A file-level depends_on makes vLLM add the steps file to its steps' (and mirrors') dependencies;
+    # test-amd.yaml cannot name it.
+    image, core = VLLM_STEP.split("- label: Core\n")
+    steps = "- label: Core\n" + core + "depends_on: [image-build-amd]\n"
+    files = {".buildkite/test_areas/image.yaml": "steps:\n" + image}
+    assert "mirror-drift" not in codes(check(vllm_repo(tmp_path, AGREEING_AMD_FILE, steps, files))[1])
+
+
+def test_a_mirror_reports_its_origins_stale_entry_once(tmp_path):
+    steps = VLLM_STEP.replace("[mypkg/, tests/]", "[mypkg/, tests/, mypkg/gone.py]")
+    stale = only(check(vllm_repo(tmp_path, steps=steps))[1], "stale-entry")
+    assert (stale["file"], stale["line"], stale["step"]) == (".buildkite/test_areas/core.yaml", 10, "core")
 
 
 def test_worst_case_over_the_upload_limit(tmp_path):
@@ -296,14 +332,28 @@ def test_worst_case_over_the_upload_limit(tmp_path):
     assert "upload-limit" not in codes(under)
 
 
-@pytest.mark.parametrize("key, problem", [
-    ("bad key!", "contains characters"),
-    ("k" * 96, "is 102 characters long"),
-    ("123e4567-e89b-12d3-a456-426614174000", "looks like a UUID"),
+@pytest.mark.parametrize("key, problem, written", [
+    ("bad key!", "contains characters", "bad-key"),
+    ("k" * 96, "is 102 characters long", "block-" + "k" * 85 + "-"),
+    ("123e4567-e89b-12d3-a456-426614174000", "looks like a UUID", "123e4567-e89b-12d3-a456-426614174000-k"),
+    ("a.b", "contains characters other than letters, digits and - _ : ('.')", "a-b"),
+    ("core-", "starts or ends with '-'", "core"),
 ])
-def test_invalid_keys(tmp_path, key, problem):
-    report = check(make_repo(tmp_path, CLEAN_STEP.replace("key: core", f"key: '{key}'")))[1]
-    assert problem in only(report, "invalid-key")["message"]
+def test_invalid_keys(tmp_path, key, problem, written):
+    """Exactly the keys render rewrites (yamlout.valid_key), with what it writes instead."""
+    finding = only(check(make_repo(tmp_path, CLEAN_STEP.replace("key: core", f"key: '{key}'")))[1], "invalid-key")
+    assert problem in finding["message"]
+    assert finding["fix"].startswith(f"render writes '{written}")
+
+
+@pytest.mark.parametrize("key", ["a_b:c-1", "123e4567e89b12d3a456426614174000", "k" * 94])
+def test_keys_render_keeps_are_valid(tmp_path, key):
+    assert "invalid-key" not in codes(check(make_repo(tmp_path, CLEAN_STEP.replace("key: core", f"key: '{key}'")))[1])
+
+
+def test_an_always_run_step_has_no_block_key_to_fit(tmp_path):
+    step = CLEAN_STEP.replace("key: core", f"key: {'k' * 96}")
+    assert "invalid-key" not in codes(check(make_repo(tmp_path, step, config=CONFIG + "always_run: ['k*']\n"))[1])
 
 
 def test_orphans_are_information(tmp_path):
@@ -372,10 +422,9 @@ def test_the_pre_commit_hook_runs_check_at_the_repository_root(tmp_path, monkeyp
 
 
 def test_a_step_with_tests_but_no_dependencies(tmp_path):
-    root = make_repo(tmp_path, CLEAN_STEP.replace("  source_file_dependencies: [mypkg, tests/]\n", ""),
-                     config="steps: [.buildkite/steps.yaml]\n")
-    # pipegen's own format adds the steps file as a dependency; vLLM's layout without a group depends_on does not.
-    assert "no-dependencies" not in codes(check(root)[1])
+    # pipegen's own format adds the steps file as a dependency; like `select`, check does not count it as declared.
+    root = make_repo(tmp_path, CLEAN_STEP.replace("  source_file_dependencies: [mypkg, tests/]\n", ""))
+    assert codes(check(root)[1]) == ["no-dependencies"]
     vllm = make_repo(tmp_path / "v", VLLM_STEP.replace("  source_file_dependencies: [mypkg/, tests/]\n", ""),
                      {"mypkg/platforms.py": "", "setup.py": ""}, config=VLLM_CONFIG,
                      config_file=".buildkite/ci_config.yaml", steps_file=".buildkite/test_areas/core.yaml")
@@ -394,6 +443,11 @@ def test_no_dependencies_run_selects_on_every_change(tmp_path):
 def test_optional_steps_are_not_expected_to_be_selected(tmp_path):
     step = CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg/core.py]") + "  optional: true\n"
     assert codes(check(make_repo(tmp_path, step))[1]) == []
+
+
+def test_always_run_steps_are_not_expected_to_be_selected(tmp_path):
+    step = CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg/core.py]")
+    assert codes(check(make_repo(tmp_path, step, config=CONFIG + "always_run: [co*]\n"))[1]) == []
 
 
 def test_parallel_jobs_count_towards_the_upload_limit(tmp_path):

@@ -20,7 +20,7 @@ FILES = {
     "tests/unit/test_a.py": "import helpers\nimport lib.impl\nfrom pkg.sub import deep\n",
     "tests/unit/test_types.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pkg.util\nelse:\n"
                                 "    import pkg.core\n",
-    "broken.py": "def (:\n",
+    "broken.py": "import pkg.util\ndef (:\n",  # imports, so the parser runs (and fails)
 }
 
 
@@ -36,7 +36,7 @@ def graph(files=FILES, reads=None):
 def test_parse_imports_in_source_order_including_nested():
     specs = parse_imports("import a.b, c\nfrom .x import y, z\nfrom .. import w\ndef f():\n    import late\n")
     assert specs == [("a.b", (), 0), ("c", (), 0), ("x", ("y", "z"), 1), (None, ("w",), 2), ("late", (), 0)]
-    assert parse_imports("def (:") == []
+    assert parse_imports("import a\ndef (:") == []
 
 
 def test_type_checking_imports_do_not_count_but_else_does():
@@ -45,39 +45,39 @@ def test_type_checking_imports_do_not_count_but_else_does():
 
 def test_standard_library_and_third_party_are_ignored():
     mods = ModuleFiles(FILES)
-    assert resolve(("os", (), 0), "pkg/core.py", mods) == []
-    assert resolve(("numpy", (), 0), "pkg/core.py", mods) == []
-    assert resolve(("json", ("dumps",), 0), "pkg/util.py", mods) == []
+    assert resolve([("os", (), 0)], "pkg/core.py", mods) == []
+    assert resolve([("numpy", (), 0)], "pkg/core.py", mods) == []
+    assert resolve([("json", ("dumps",), 0)], "pkg/util.py", mods) == []
 
 
 def test_absolute_import_brings_its_packages():
     mods = ModuleFiles(FILES)
-    assert resolve(("pkg.sub.deep", (), 0), "x.py", mods) == ["pkg/sub/deep.py", "pkg/sub/__init__.py", "pkg/__init__.py"]
+    assert resolve([("pkg.sub.deep", (), 0)], "x.py", mods) == ["pkg/sub/deep.py", "pkg/sub/__init__.py", "pkg/__init__.py"]
 
 
 def test_from_package_import_module():
     mods = ModuleFiles(FILES)
-    assert resolve(("pkg", ("util", "not_a_module"), 0), "x.py", mods) == ["pkg/__init__.py", "pkg/util.py",
-                                                                            "pkg/__init__.py"]
+    assert resolve([("pkg", ("util", "not_a_module"), 0)], "x.py", mods) == ["pkg/__init__.py", "pkg/util.py",
+                                                                              "pkg/__init__.py"]
 
 
 def test_relative_imports_resolve():
     mods = ModuleFiles(FILES)
-    assert resolve(("core", ("thing",), 2), "pkg/sub/deep.py", mods) == ["pkg/core.py", "pkg/__init__.py"]
-    assert resolve((None, ("util",), 2), "pkg/sub/deep.py", mods) == ["pkg/__init__.py", "pkg/util.py",
-                                                                      "pkg/__init__.py"]
+    assert resolve([("core", ("thing",), 2)], "pkg/sub/deep.py", mods) == ["pkg/core.py", "pkg/__init__.py"]
+    assert resolve([(None, ("util",), 2)], "pkg/sub/deep.py", mods) == ["pkg/__init__.py", "pkg/util.py",
+                                                                        "pkg/__init__.py"]
 
 
 def test_src_layout_and_pytest_base_dir():
     mods = ModuleFiles(FILES)
-    assert resolve(("lib.impl", (), 0), "tests/unit/test_a.py", mods) == ["src/lib/impl.py", "src/lib/__init__.py"]
+    assert resolve([("lib.impl", (), 0)], "tests/unit/test_a.py", mods) == ["src/lib/impl.py", "src/lib/__init__.py"]
     # tests/unit has no __init__.py: pytest puts it on sys.path, so `import helpers` is the sibling.
-    assert resolve(("helpers", (), 0), "tests/unit/test_a.py", mods) == ["tests/unit/helpers.py"]
+    assert resolve([("helpers", (), 0)], "tests/unit/test_a.py", mods) == ["tests/unit/helpers.py"]
 
 
 def test_attribute_import_falls_back_to_the_enclosing_module():
     mods = ModuleFiles(FILES)
-    assert resolve(("pkg.util.helper", (), 0), "x.py", mods) == ["pkg/util.py", "pkg/__init__.py"]
+    assert resolve([("pkg.util.helper", (), 0)], "x.py", mods) == ["pkg/util.py", "pkg/__init__.py"]
 
 
 def test_closure_follows_cycles_and_reads_each_file_once():
@@ -104,6 +104,12 @@ def test_untracked_or_unreadable_files_are_not_followed():
     assert g.imports("a.py") == ("b.py",)
     assert g.imports("b.py") == ()
     assert g.unreadable == {"b.py"}
+
+
+def test_a_file_that_does_not_parse_imports_nothing():
+    g = graph()
+    assert g.imports("broken.py") == ()
+    assert g.unreadable == set()
 
 
 def test_chain_names_the_import_path():
