@@ -55,6 +55,12 @@ def _covers_lost_agent(item: Any) -> bool:
     return status in (-1, "*") or (isinstance(status, list) and -1 in status)
 
 
+def uses_plugin(step: Step, job: Any) -> bool:
+    """Whether the family's plugin (its container, its environment) wraps the job: not for a
+    `no_plugin` step, nor across nodes (vLLM's multi-node script starts its own containers)."""
+    return not step.no_plugin and job.nodes <= 1
+
+
 def command_item(step: Step, job: Any, key: str, depends: list[str], dollars: Dollars, skip: str | None) -> dict[str, Any]:
     template = job.template
     multi_node = job.nodes > 1
@@ -70,7 +76,7 @@ def command_item(step: Step, job: Any, key: str, depends: list[str], dollars: Do
         lines = cd + setup
         for index, command in enumerate(commands, 1):
             lines += [_banner(index, len(commands), command), command]
-    plugin = None if step.no_plugin or multi_node else template  # plain.j2 renders no plugin by default
+    plugin = template if uses_plugin(step, job) else None  # plain.j2 renders no plugin by default
     return {
         "type": "command",
         "label": dollars(step.label),

@@ -9,8 +9,9 @@ log file, a summary table and optional JUnit XML.
 
 Steps run on this machine directly, not in CI's container: the docker
 working-directory prefix (`docker_workdir`) maps to the repository, the
-template's environment entries are kept, and its wrappers (plugin,
-`setup`, `wrap`) are left out.
+template's environment entries are kept where CI's plugin would set
+them, and its wrappers (plugin, `setup`, `wrap`) are left out. A `$`
+reaches the shell as it reaches CI's (see `script`).
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable, Literal, Mapping, Sequence, TextIO
 
 from pipegen import report
+from pipegen.command_step import uses_plugin
 from pipegen.commands_extract import map_workdir
 from pipegen.detect import GPU_VENDORS, Machine, machine as this_machine
 from pipegen.errors import DeclarationError, UsageError
@@ -32,10 +35,12 @@ from pipegen.junit import Case, junit_xml
 from pipegen.model import Declarations, Selection, Step
 from pipegen.pipeline import SelectArgs, load_declarations, select
 from pipegen.schema import suggest
+from pipegen.yamlout import Dollars, dollars_for
 
 Status = Literal["passed", "failed", "timed out", "interrupted", "not run"]
 DEFAULT_LOG_DIR = ".pipegen/logs"  # under the repository root
 FAILED = ("failed", "timed out", "interrupted")
+JUNIT_LOG_LINES = 200  # of a failed step's log, with its JUnit failure (whole logs can be huge)
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,9 @@ class Planned:
     env: tuple[tuple[str, str], ...]  # set on top of this process's environment
     timeout_s: float | None
     log: str
+
+    def heading(self, n: int, total: int) -> str:
+        return f"[{n}/{total}] {self.step.key} on {self.hardware}"
 
 
 @dataclass(frozen=True)
@@ -89,10 +97,14 @@ class Result:
     seconds: float = 0.0
     detail: str = ""  # "exit status 2", "timed out after 30m00s"
 
+    @property
+    def outcome(self) -> str:
+        return self.status + (f" ({self.detail})" if self.detail else "")
+
 
 # --------------------------------------------------------------------------- planning (pure)
 
-Candidates = tuple[str, tuple[Step, ...], bool]  # (declared key, its targets in order, named with --step)
+Candidates = tuple[str, tuple[Step, ...]]  # (declared key, its targets in order)
 
 
 def by_origin(steps: Sequence[Step]) -> dict[str, list[Step]]:
@@ -110,7 +122,7 @@ def selected(decl: Declarations, selection: Selection) -> list[Candidates]:
     for key, steps in by_origin(decl.steps).items():
         targets = tuple(s for s in steps if s.key in chosen)
         if targets:
-            out.append((key, targets, False))
+            out.append((key, targets))
     return out
 
 
@@ -120,9 +132,9 @@ def named(decl: Declarations, keys: Sequence[str]) -> list[Candidates]:
     out: list[Candidates] = []
     for key in dict.fromkeys(keys):
         if key in groups:
-            out.append((key, tuple(groups[key]), True))
+            out.append((key, tuple(groups[key])))
         elif key in by_key:
-            out.append((key, (by_key[key],), True))
+            out.append((key, (by_key[key],)))
         else:
             hint = suggest(key, list(by_key) + list(groups))
             fix = hint if hint.startswith("did you mean") else "list keys with 'pipegen select --format json'"
@@ -148,19 +160,29 @@ def shortfall(machine: Machine, vendor: str, arch: str | None, gpus: int, family
     return ""
 
 
-def script(commands: Sequence[str]) -> str:
-    # `$$` is Buildkite's escape for a `$` the job's shell expands; we are that shell.
-    return "\n".join(c.replace("$$", "$") for c in commands)
+def uploaded(text: str) -> str:
+    """Rendered text as the agent gets it after `pipeline upload`: `$$` is Buildkite's escape for `$`.
+
+    (A `$VAR` left for upload-time interpolation is left to the shell here.)
+    """
+    return text.replace("$$", "$")
 
 
-def step_env(step: Step, template_environment: Sequence[str] = ()) -> tuple[tuple[str, str], ...]:
+def script(commands: Sequence[str], dollars: Dollars) -> str:
+    """The commands as CI's shell gets them: escaped as render does (`dollars_for`), then uploaded."""
+    return "\n".join(uploaded(dollars(c)) for c in commands)
+
+
+def step_env(step: Step, dollars: Dollars, template_environment: Sequence[str] = ()) -> tuple[tuple[str, str], ...]:
     """The variables CI sets for the job: the step's `env`, then its template's `KEY=VALUE` entries.
 
-    Template entries win, as docker's `--env` does over the propagated
-    environment; a bare `KEY` only passes this machine's value through.
+    Both as the agent gets them (render escapes the step's env, not the
+    template's, which is written in Buildkite's syntax). Template entries
+    win, as docker's `--env` does over the propagated environment; a bare
+    `KEY` only passes this machine's value through.
     """
-    env = dict(step.env)
-    env.update(entry.split("=", 1) for entry in template_environment if "=" in entry)
+    env = {uploaded(dollars(k)): uploaded(dollars(v)) for k, v in step.env}
+    env.update(uploaded(entry).split("=", 1) for entry in template_environment if "=" in entry)
     if step.parallelism:
         # One local job does the work of all parallel jobs: shard 0 of 1.
         env.setdefault("BUILDKITE_PARALLEL_JOB", "0")
@@ -175,9 +197,11 @@ def log_name(key: str) -> str:
 def plan(decl: Declarations, candidates: Sequence[Candidates], machine: Machine, inventory: Inventory,
          options: RunOptions, header: Sequence[str] = ()) -> Plan:
     log_dir = options.log_dir or os.path.join(decl.root, DEFAULT_LOG_DIR)
+    dollars = dollars_for(decl)
+    was_named = bool(options.step_keys)
     runs: list[Planned] = []
     unrunnable: list[Unrunnable] = []
-    for key, targets, was_named in candidates:
+    for key, targets in candidates:
         whys: list[str] = []
         for step in targets:
             try:
@@ -199,8 +223,8 @@ def plan(decl: Declarations, candidates: Sequence[Candidates], machine: Machine,
                 step=step,
                 hardware=job.hardware,
                 cwd=os.path.normpath(os.path.join(os.path.abspath(decl.root), folder or "")),
-                script=script(step.commands),
-                env=step_env(step, job.template.environment),
+                script=script(step.commands, dollars),
+                env=step_env(step, dollars, job.template.environment if uses_plugin(step, job) else ()),
                 timeout_s=minutes * 60 * options.timeout_scale if minutes else None,
                 log=os.path.normpath(os.path.join(log_dir, log_name(step.key))),
             ))
@@ -228,7 +252,7 @@ def machine_line(machine: Machine) -> str:
 def plan_text(p: Plan) -> str:
     lines = [machine_line(p.machine), *p.header, f"Plan: {len(p.runs)} step(s) to run here", ""]
     for n, run in enumerate(p.runs, 1):
-        lines.append(f"[{n}/{len(p.runs)}] {run.step.key} on {run.hardware}")
+        lines.append(run.heading(n, len(p.runs)))
         lines.append(f"  working dir: {run.cwd}")
         lines += [f"  env: {k}={v}" for k, v in run.env]
         if run.timeout_s is not None:
@@ -252,8 +276,8 @@ def unrunnable_text(unrunnable: Sequence[Unrunnable]) -> list[str]:
 
 def summary_text(results: Sequence[Result], unrunnable: Sequence[Unrunnable]) -> str:
     rows = [("step", "hardware", "result", "time")]
-    rows += [(r.planned.step.key, r.planned.hardware, r.status + (f" ({r.detail})" if r.detail else ""),
-              duration(r.seconds) if r.status != "not run" else "-") for r in results]
+    rows += [(r.planned.step.key, r.planned.hardware, r.outcome, duration(r.seconds) if r.status != "not run" else "-")
+             for r in results]
     rows += [(u.key, "-", "cannot run here", "-") for u in unrunnable]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3] for row in rows]
@@ -308,14 +332,14 @@ def run_command(args: SelectArgs, options: RunOptions, environ: Mapping[str, str
     if options.dry_run:
         out.write(plan_text(the_plan))
         return 0
-    from pipegen.steprun import Progress, run_all
+    from pipegen.steprun import Progress, read_log, run_all
 
     out.write("\n".join([machine_line(machine), *header]) + "\n")
     progress = Progress.for_stream(out, len(the_plan.runs))
     results = run_all(the_plan.runs, progress, options.keep_going, local_env(environ))
     out.write(summary_text(results, the_plan.unrunnable))
     if options.junit:
-        write_junit(options.junit, junit_cases(results, the_plan.unrunnable, log_tail))
+        write_junit(options.junit, junit_cases(results, the_plan.unrunnable, partial(read_log, lines=JUNIT_LOG_LINES)))
         out.write(f"JUnit XML: {options.junit}\n")
     return exit_status(results, the_plan.unrunnable)
 
@@ -326,15 +350,6 @@ def local_env(environ: Mapping[str, str]) -> dict[str, str]:
     bin_dir = os.path.dirname(sys.executable)
     env["PATH"] = os.pathsep.join(p for p in (bin_dir, env.get("PATH", "")) if p)
     return env
-
-
-def log_tail(path: str, lines: int = 200) -> str:
-    """The end of a log: what a JUnit reader shows with a failure (whole logs can be huge)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return "".join(deque(f, maxlen=lines))
-    except OSError:
-        return ""
 
 
 def write_junit(path: str, cases: list[Case]) -> None:

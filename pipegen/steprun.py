@@ -15,9 +15,10 @@ import signal
 import subprocess
 import threading
 import time
+from collections import deque
 from typing import Callable, Iterator, Mapping, Sequence, TextIO
 
-from pipegen.localrun import Planned, Result, Status, duration
+from pipegen.localrun import FAILED, Planned, Result, Status, duration
 
 TICK_S = 0.2  # how often the live display redraws and the timeout is checked
 GRACE_S = 10.0  # SIGTERM -> SIGKILL
@@ -34,14 +35,13 @@ class Progress:
         return LiveProgress(out, total) if out.isatty() else Progress(out, total)
 
     def start(self, n: int, planned: Planned) -> None:
-        self._line(f"[{n}/{self.total}] {planned.step.key} on {planned.hardware}: started")
+        self._line(f"{planned.heading(n, self.total)}: started")
 
     def tick(self, elapsed: float) -> None:
         """Called every TICK_S while the step runs."""
 
     def end(self, n: int, result: Result) -> None:
-        detail = f" ({result.detail})" if result.detail else ""
-        self._line(f"[{n}/{self.total}] {result.planned.step.key}: {result.status}{detail} in "
+        self._line(f"[{n}/{self.total}] {result.planned.step.key}: {result.outcome} in "
                    f"{duration(result.seconds)}; log: {result.planned.log}")
 
     def _line(self, text: str) -> None:
@@ -55,7 +55,7 @@ class LiveProgress(Progress):
     _current = ""
 
     def start(self, n: int, planned: Planned) -> None:
-        self._current = f"[{n}/{self.total}] {planned.step.key} on {planned.hardware}"
+        self._current = planned.heading(n, self.total)
         self.tick(0.0)
 
     def tick(self, elapsed: float) -> None:
@@ -79,13 +79,13 @@ def run_all(runs: Sequence[Planned], progress: Progress, keep_going: bool, envir
             progress.start(n, planned)
             result = run_step(planned, {**environ, **dict(planned.env)}, progress.tick)
             progress.end(n, result)
-            if result.status in ("failed", "timed out"):
-                _show_log(progress.out, planned.log)
             results.append(result)
             if result.status == "interrupted":
                 stop = "interrupted"
-            elif result.status != "passed" and not keep_going:
-                stop = f"{planned.step.key} {result.status}; --keep-going runs the rest"
+            elif result.status in FAILED:
+                _show_log(progress.out, planned.log)
+                if not keep_going:
+                    stop = f"{planned.step.key} {result.status}; --keep-going runs the rest"
     return results
 
 
@@ -94,13 +94,16 @@ def run_step(planned: Planned, env: Mapping[str, str], tick: Callable[[float], N
     start = time.monotonic()
     with open(planned.log, "wb") as log:
         try:
-            proc = subprocess.Popen(["bash", "-e", "-c", planned.script], cwd=planned.cwd, env=dict(env),
-                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+            with _interrupts_held() as held:
+                proc = subprocess.Popen(["bash", "-e", "-c", planned.script], cwd=planned.cwd, env=dict(env),
+                                        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
         except OSError as exc:
             log.write(f"pipegen: cannot start the step: {exc}\n".encode())
             return Result(planned, "failed", time.monotonic() - start, f"cannot start: {exc.strerror}")
         try:
+            if held:
+                raise KeyboardInterrupt
             status, detail = _wait(proc, planned.timeout_s, start, tick)
         except KeyboardInterrupt:
             stop_group(proc)
@@ -147,6 +150,28 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
 
 
 @contextlib.contextmanager
+def _interrupts_held() -> Iterator[list[int]]:
+    """While a step starts, Ctrl-C and SIGTERM are only noted, in the list given.
+
+    They raise KeyboardInterrupt; raised inside Popen after the fork (a loaded
+    machine can keep pipegen there while the step is well under way), it
+    would lose the started step, left running in a session of its own with
+    nothing to stop it. The caller acts on them once it holds the process.
+    """
+    held: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield held  # Python runs signal handlers in the main thread only
+        return
+    raising = [sig for sig in (signal.SIGINT, signal.SIGTERM) if callable(signal.getsignal(sig))]
+    previous = {sig: signal.signal(sig, lambda signum, frame: held.append(signum)) for sig in raising}
+    try:
+        yield held
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
     """pipegen's own SIGTERM (a cancelled CI job) stops the step's group like Ctrl-C does."""
     if threading.current_thread() is not threading.main_thread():
@@ -173,12 +198,17 @@ def _make_log_folder(folder: str) -> None:
         f.write("# written by pipegen run\n*\n")
 
 
-def _show_log(out: TextIO, path: str) -> None:
+def read_log(path: str, lines: int | None = None) -> str:
+    """A step's log, or its last `lines` lines; "" when it cannot be read."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
+            return "".join(deque(f, maxlen=lines))
     except OSError:
-        return
+        return ""
+
+
+def _show_log(out: TextIO, path: str) -> None:
+    text = read_log(path)
     if text and not text.endswith("\n"):
         text += "\n"
     out.write(f"----- {path} -----\n{text}----- end of {path} -----\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.abc
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -78,7 +79,19 @@ def test_broken_torch_is_cpu_only_with_the_reason(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setitem(sys.modules, "torch", Broken())
     found = detect()
-    assert found.gpus == 0 and "OSError: libcuda.so" in found.note
+    assert found.gpus == 0
+    assert found.note == "torch could not query its GPUs (OSError: libcuda.so: cannot open shared object file)"
+
+
+def test_torch_failing_to_import_is_cpu_only_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Failing(importlib.abc.MetaPathFinder):
+        def find_spec(self, name: str, path: object, target: object = None) -> None:
+            if name == "torch":
+                raise OSError("libtorch_cuda.so: cannot open shared object file")
+
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [Failing(), *sys.meta_path])
+    assert detect() == Machine(note="torch failed to import (OSError: libtorch_cuda.so: cannot open shared object file)")
 
 
 def test_this_machine() -> None:

@@ -17,8 +17,9 @@ from click.testing import CliRunner
 
 from pipegen.cli import cli
 from pipegen.detect import Machine
-from pipegen.localrun import duration, script, shortfall
+from pipegen.localrun import duration, script, shortfall, step_env
 from pipegen.model import Location, Step
+from pipegen.yamlout import Dollars
 
 INVENTORY = """\
 hardware:
@@ -37,14 +38,14 @@ steps:
     working_dir: /workdir/sub
     env: {GREETING: "hello world"}
     commands:
-      - echo "$$GREETING from $$MODE" > out.txt
+      - echo "$GREETING from $MODE" > out.txt
       - pwd >> out.txt
     source_file_dependencies: [sub]
   - label: fails
     key: fails
     commands:
       - echo before
-      - exit 3
+      - (exit 3)
       - echo after
     source_file_dependencies: [sub]
   - label: passes
@@ -59,7 +60,7 @@ steps:
   - label: slow
     key: slow
     timeout_in_minutes: 1
-    commands: ["sleep 30 & echo $$! > grandchild.pid; wait"]
+    commands: ["sleep 30 & echo $! > grandchild.pid; wait"]
     source_file_dependencies: [slow]
 """
 
@@ -103,8 +104,7 @@ def test_failure_shows_the_log_and_stops_the_rest(repo: Path) -> None:
     code, out = run(repo, "--step", "fails", "--step", "passes")
     assert code == 1
     assert "failed (exit status 3)" in out
-    assert "before\n----- end of" in out  # the whole log, and `set -e` stopped at `exit 3`
-    assert "after" not in out.split("----- end of")[0].split("-----")[-1]
+    assert "before\n----- end of" in out  # the whole log, and `set -e` stopped at `(exit 3)`
     assert not (repo / "passed.txt").exists()
     assert "not run (fails failed; --keep-going runs the rest)" in out
 
@@ -123,12 +123,22 @@ def test_keep_going_runs_the_rest(repo: Path, tmp_path: Path) -> None:
     assert "2 passed, 1 failed" in out
 
 
+def test_a_missing_working_dir_cannot_start(repo: Path) -> None:
+    (repo / ".buildkite" / "steps" / "gone.yaml").write_text(
+        "steps:\n  - {label: gone, key: gone, working_dir: /workdir/gone, commands: [pwd]}\n")
+    code, out = run(repo, "--step", "gone")
+    assert code == 1
+    assert "[1/1] gone: failed (cannot start: No such file or directory)" in out
+    assert "-----\npipegen: cannot start the step: [Errno 2] No such file or directory" in out
+
+
 def test_timeout_stops_the_step_and_its_children(repo: Path) -> None:
     start = time.monotonic()
     code, out = run(repo, "--step", "slow", "--timeout-scale", "0.02")  # 1 minute -> 1.2 s
     assert time.monotonic() - start < 10
     assert code == 1
     assert "timed out (timed out after 1.2s)" in out
+    assert f"----- {repo / '.pipegen' / 'logs' / 'slow.log'} -----\n----- end of" in out
     assert _dies(int((repo / "grandchild.pid").read_text()))
 
 
@@ -149,6 +159,31 @@ def test_ctrl_c_kills_the_whole_process_group(repo: Path, sig: signal.Signals) -
     assert proc.returncode == 130, out
     assert "[1/1] slow: interrupted in" in out
     assert _dies(grandchild)
+
+
+def test_an_interrupt_while_the_step_starts_still_stops_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A loaded machine can run the step well before Popen returns: a signal then must not lose it."""
+    import io
+
+    from pipegen.localrun import Planned
+    from pipegen.steprun import Progress, run_all
+
+    started: list[subprocess.Popen] = []
+    popen = subprocess.Popen
+
+    def popen_then_sigterm(*args: object, **kwargs: object) -> subprocess.Popen:
+        started.append(popen(*args, **kwargs))  # type: ignore[call-overload]
+        os.kill(os.getpid(), signal.SIGTERM)
+        return started[0]
+
+    monkeypatch.setattr(subprocess, "Popen", popen_then_sigterm)
+    planned = Planned(_step(), "cpu", str(tmp_path), "sleep 30", (), None, str(tmp_path / "k.log"))
+    try:
+        [result] = run_all([planned], Progress(io.StringIO(), 1), False, dict(os.environ))
+    except KeyboardInterrupt:
+        os.killpg(started[0].pid, signal.SIGKILL)
+        pytest.fail("the interrupt escaped with the step still running")
+    assert result.status == "interrupted" and started[0].poll() is not None
 
 
 def _dies(pid: int, within_s: float = 10.0) -> bool:
@@ -227,6 +262,33 @@ def test_first_satisfiable_target_of_a_fan_out(repo: Path) -> None:
     assert "this machine has 8 amd gfx942 GPUs" in out
 
 
+def test_only_the_selected_targets_of_a_fan_out_run(repo: Path, tmp_path: Path) -> None:
+    # --only selects qr-h100 alone; this machine could run qr-mi355, which must not run for it.
+    code, out = run(repo, "--files-from", changed(tmp_path, "gpu/x"), "--only", "qr-h100", "--dry-run",
+                    "--hardware", "amd:gfx950:8")
+    assert code == 0
+    assert "Plan: 0 step(s) to run here" in out
+    assert "Cannot run on this machine (1):\n  qr: needs 1 GPU of family h100 (sm_90); this machine has 8 amd" in out
+
+
+def test_a_step_its_family_cannot_place_is_listed(repo: Path) -> None:
+    (repo / ".buildkite" / "steps" / "big.yaml").write_text(
+        "steps:\n  - {label: big, key: big, hardware: ['h100:4'], commands: [nvidia-smi]}\n")
+    code, out = run(repo, "--step", "big", "--step", "passes", "--hardware", "nvidia:sm_90:8")
+    assert code == 1  # asked for by name
+    assert "Cannot run on this machine (1):\n  big: step 'big' asks for 4 GPU(s) on 'h100', which has queues " \
+           "for 1, 2 GPU(s)\n" in out
+    assert "[1/1] passes: passed" in out
+
+
+def test_a_no_plugin_step_gets_no_template_env(repo: Path) -> None:
+    (repo / ".buildkite" / "steps" / "bare.yaml").write_text(
+        "steps:\n  - {label: bare, key: bare, no_plugin: true, env: {A: '1'}, commands: [env]}\n")
+    code, out = run(repo, "--step", "bare", "--dry-run")
+    assert code == 0
+    assert "  env: A=1\n  log:" in out  # not the cpu template's MODE=cpu
+
+
 def test_a_target_named_twice_runs_once(repo: Path) -> None:
     code, out = run(repo, "--step", "qr", "--step", "qr-h100", "--dry-run", "--hardware", "nvidia:sm_90:8")
     assert code == 0 and "[1/1] qr-h100 on h100 x1" in out and "[2/" not in out
@@ -275,6 +337,12 @@ def test_nothing_to_run(repo: Path, tmp_path: Path) -> None:
     assert ET.parse(tmp_path / "j.xml").getroot().get("tests") == "0"
 
 
+def test_an_unwritable_junit_file_is_a_usage_error(repo: Path, tmp_path: Path) -> None:
+    junit = tmp_path / "missing" / "junit.xml"
+    code, out = run(repo, "--step", "passes", "--junit", str(junit))
+    assert code == 2 and f"cannot write --junit {junit}: No such file or directory" in out
+
+
 def test_unknown_step_is_a_usage_error(repo: Path) -> None:
     code, out = run(repo, "--step", "env_cwd")
     assert code == 2
@@ -306,7 +374,7 @@ def test_junit_xml_parses(repo: Path, tmp_path: Path) -> None:
     assert cases["env-cwd"].get("classname") == "demo" and not list(cases["env-cwd"])
     assert cases["env-cwd"].get("file") == ".buildkite/steps/demo.yaml"
     skipped = [cases[k].find("skipped") for k in ("passes", "qr")]
-    assert skipped[0] is not None and "not run" not in skipped[0].get("message", "")
+    assert skipped[0] is not None and skipped[0].get("message") == "fails failed; --keep-going runs the rest"
     assert skipped[1] is not None and "needs 2 GPUs of family mi355" in skipped[1].get("message", "")
 
 
@@ -343,17 +411,21 @@ def test_shortfall() -> None:
     assert "detects only NVIDIA and AMD" in shortfall(h100x2, "other", None, 1, "tpu")
 
 
-def test_script_unescapes_buildkite_dollars() -> None:
-    assert script(["echo $$HOME", "echo done"]) == "echo $HOME\necho done"
+def test_script_gives_the_shell_what_buildkite_would() -> None:
+    native, vllm = Dollars(), Dollars(["*"])  # dollars_for: pipegen's own format; the vLLM preset
+    assert script(["echo $$ $HOME", "echo done"], native) == "echo $$ $HOME\necho done"
+    assert script(["echo $$HOME $$", "echo done"], vllm) == "echo $HOME $\necho done"
+    assert script(["echo $HOME $USER $$"], Dollars(["HOME"])) == "echo $HOME $USER $$"  # interpolate: [HOME]
+    step = _step(env=(("A", "$$x"),))
+    assert step_env(step, native) == (("A", "$$x"),)
+    assert step_env(step, vllm, ["B=$$y"]) == (("A", "$x"), ("B", "$y"))  # the template: Buildkite syntax
 
 
 def test_parallel_steps_run_as_one_shard() -> None:
-    from pipegen.localrun import step_env
-
-    assert step_env(_step(parallelism=4, env=(("A", "1"),))) == (
+    assert step_env(_step(parallelism=4, env=(("A", "1"),)), Dollars()) == (
         ("A", "1"), ("BUILDKITE_PARALLEL_JOB", "0"), ("BUILDKITE_PARALLEL_JOB_COUNT", "1"))
-    assert step_env(_step()) == ()
-    assert step_env(_step(env=(("A", "1"), ("B", "2"))), ["A=x=y", "HOME"]) == (("A", "x=y"), ("B", "2"))
+    assert step_env(_step(), Dollars()) == ()
+    assert step_env(_step(env=(("A", "1"), ("B", "2"))), Dollars(), ["A=x=y", "HOME"]) == (("A", "x=y"), ("B", "2"))
 
 
 def test_duration() -> None:
