@@ -124,7 +124,8 @@ def _yaml_files(root: str, entry: str, where: Location) -> list[str]:
     found = []
     for folder, dirs, files in os.walk(full):
         dirs.sort()
-        found += [_rel(root, os.path.join(folder, f)) for f in sorted(files) if f.endswith(".yaml")]
+        # os.walk's paths already start with `root`: made absolute so _rel does not join it twice.
+        found += [_rel(root, os.path.abspath(os.path.join(folder, f))) for f in sorted(files) if f.endswith(".yaml")]
     return found
 
 

@@ -132,6 +132,15 @@ def test_fan_out_and_mirror_expand_to_steps(tmp_path):
     assert mirror.depends_on == () and mirror.group == "Hardware-AMD Tests" and mirror.mirror == "amd"
 
 
+def test_a_relative_root_finds_the_steps_folder(tmp_path, monkeypatch):
+    """`--root ../other-checkout`: the steps folder's files were once joined to the root twice."""
+    (tmp_path / "repo").mkdir()
+    write(tmp_path / "repo", "steps:\n- label: A\n  key: a\n  source_file_dependencies: [a/]\n")
+    monkeypatch.chdir(tmp_path)
+    decl = load("repo")
+    assert [s.key for s in decl.steps] == ["a"] and decl.files[-1] == ".buildkite/steps/main.yaml"
+
+
 def test_yaml_merge_keys_may_be_overridden_but_not_repeated():
     from pipegen.errors import DeclarationError
     from pipegen.yamlio import load_text
