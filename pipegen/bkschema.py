@@ -8,7 +8,7 @@ against check-jsonschema 0.39.0, whose copy has sha256 da8e5f1e0413b975...).
 It is found without importing check_jsonschema, compiled once to Python by
 fastjsonschema and cached (marshalled code, keyed by the schema's sha256),
 so a run pays about a millisecond for validation instead of ~100 ms for
-importing jsonschema. On an error, jsonschema (if importable) explains it.
+importing jsonschema. On an error, jsonschema explains it.
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ import re
 import sys
 from typing import Any, Callable
 
+import fastjsonschema  # the compiled schema imports it anyway
+
+from pipegen.cache import cache_dir
 from pipegen.errors import OutputError
 
 SCHEMA_PACKAGE = "check_jsonschema"
@@ -83,25 +86,11 @@ def _prepare(node: Any) -> Any:
 
 
 def _cache_path(digest: str) -> str | None:
-    from pipegen.render import cache_dir
-
     folder = cache_dir()
     if not folder:
         return None
-    tag = f"{sys.implementation.cache_tag}-{_fastjsonschema_version()}-{_FIX_VERSION}"
+    tag = f"{sys.implementation.cache_tag}-{fastjsonschema.VERSION}-{_FIX_VERSION}"
     return os.path.join(folder, f"buildkite-schema-{digest[:16]}-{tag}.marshal")
-
-
-def _fastjsonschema_version() -> str:
-    """Identifies the installed fastjsonschema without importing it (or importlib.metadata)."""
-    spec = importlib.util.find_spec("fastjsonschema")
-    if spec is None or not spec.origin:
-        return "none"
-    try:
-        info = os.stat(os.path.join(os.path.dirname(spec.origin), "version.py"))
-    except OSError:
-        info = os.stat(spec.origin)
-    return f"{info.st_size}-{int(info.st_mtime)}"
 
 
 @functools.cache
@@ -119,10 +108,6 @@ def validator() -> Callable[[Any], Any]:
         except (OSError, ValueError, EOFError, TypeError):
             code = None
     if code is None:
-        try:
-            import fastjsonschema
-        except ImportError:
-            return _jsonschema_validator(json.loads(raw))
         source = fastjsonschema.compile_to_code(_prepare(json.loads(raw)), detailed_exceptions=False,
                                                 use_default=False)
         code = compile(source, "<buildkite schema>", "exec")
@@ -142,25 +127,12 @@ def validator() -> Callable[[Any], Any]:
     return namespace["validate"]
 
 
-def _jsonschema_validator(schema: dict[str, Any]) -> Callable[[Any], Any]:
-    import jsonschema
-
-    checker = jsonschema.Draft7Validator(schema)
-
-    def validate(data: Any) -> Any:
-        checker.validate(data)
-        return data
-
-    return validate
-
-
 def validate(data: Any) -> None:
     """Raise OutputError naming the first step Buildkite's schema refuses."""
+    check = validator()  # outside the try: a schema that fails to compile is no verdict on the data
     try:
-        validator()(data)
-    except Exception as exc:  # fastjsonschema or jsonschema ValidationError
-        if exc.__class__.__name__ not in ("JsonSchemaValueException", "JsonSchemaValuesException", "ValidationError"):
-            raise
+        check(data)
+    except fastjsonschema.JsonSchemaException as exc:
         raise OutputError(f"the rendered pipeline does not match Buildkite's schema: {explain(data, exc)}",
                           fix="this is a bug in pipegen or in a --templates override; "
                               "nothing was printed") from None

@@ -7,8 +7,9 @@ indented with spaces, keys and values that are JSON-style double-quoted
 strings, safe plain words, integers, true/false/null, or JSON flow
 collections. On the first line outside that dialect it gives up and PyYAML
 reads the whole text, so the result is always what a YAML reader sees
-(tests compare the two on every rendered fixture). Both refuse a key
-written twice in one mapping, which PyYAML alone would silently drop.
+(tests compare the two on every rendered fixture). A key written twice in
+one mapping, which PyYAML alone would silently drop, goes to yamlio's
+PyYAML loader too, which refuses it naming both lines.
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
-
-from pipegen.errors import OutputError
 
 
 class NotInDialect(Exception):
@@ -163,9 +162,8 @@ class Reader:
             if body == "-" or body.startswith("- "):
                 break
             key, rest = self._split(body)
-            if key in out:
-                raise OutputError(f"the rendered pipeline repeats the key {key!r} (line {number})",
-                                  fix="a template writes the same field twice")
+            if key in out:  # yamlio's loader reports it, naming both lines
+                raise NotInDialect(f"line {number}: the key {key!r} again")
             self.pos += 1
             if rest:
                 out[key] = scalar(rest)

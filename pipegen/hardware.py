@@ -33,6 +33,7 @@ TemplateKind = Literal["docker", "kubernetes", "plain"]
 TEMPLATE_KINDS: tuple[str, ...] = ("docker", "kubernetes", "plain")
 
 DEFAULT_FILE = ".buildkite/hardware.yaml"  # the inventory file; here because placing's messages name it
+DOCKER_PLUGIN = "docker#v5.12.0"  # a docker template's plugin unless it names one
 _COUNT_SUFFIX = re.compile(r"^(?P<family>.+?)[_:](?P<count>[0-9]+)$")
 
 
@@ -40,7 +41,7 @@ _COUNT_SUFFIX = re.compile(r"^(?P<family>.+?)[_:](?P<count>[0-9]+)$")
 class Template:
     """How a family's jobs are wrapped.
 
-    kind "docker": the docker plugin (`plugin`, e.g. "docker#v5.12.0") with
+    kind "docker": the docker plugin (`plugin`, default DOCKER_PLUGIN) with
     `image`, `gpus` (only for jobs that use GPUs), `volumes`, `environment`,
     `devices` and any further plugin options in `options` (verbatim).
     kind "kubernetes": a `kubernetes:` plugin with `pod_spec` (verbatim); the
@@ -54,7 +55,7 @@ class Template:
 
     name: str
     kind: TemplateKind = "plain"
-    plugin: str = "docker#v5.12.0"
+    plugin: str = DOCKER_PLUGIN
     image: str | None = None
     gpus: str | None = None
     volumes: tuple[str, ...] = ()
@@ -84,7 +85,6 @@ class Family:
     template: Template = PLAIN
     arch: str | None = None
     agents: tuple[tuple[str, str], ...] = ()  # extra agent tags besides the queue
-    aliases: tuple[str, ...] = ()  # other device names meaning this family (vLLM: "b200-k8s")
     location: Location | None = None
 
     @property
@@ -135,12 +135,12 @@ class Inventory:
 
     def family(self, name: str) -> Family | None:
         for family in self.families:
-            if family.name == name or name in family.aliases:
+            if family.name == name:
                 return family
         return None
 
     def names(self) -> list[str]:
-        return [f.name for f in self.families] + [a for f in self.families for a in f.aliases]
+        return [f.name for f in self.families]
 
     def resolve(self, device: str) -> tuple[Family, int | None] | None:
         """A device name -> (family, GPU count fixed by the name, or None)."""
@@ -259,6 +259,6 @@ def _missing(step: Step, what: str, fix: str) -> DeclarationError:
 
 
 __all__ = [
-    "DEFAULT_FILE", "Family", "Inventory", "Job", "PLAIN", "Route", "Template", "TEMPLATE_KINDS", "VENDORS",
+    "DEFAULT_FILE", "DOCKER_PLUGIN", "Family", "Inventory", "Job", "PLAIN", "Route", "Template", "TEMPLATE_KINDS", "VENDORS",
     "jobs", "place",
 ]

@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
+from pipegen import schema as s
 from pipegen.errors import DeclarationError
-from pipegen.hardware import DEFAULT_FILE, PLAIN, TEMPLATE_KINDS, VENDORS, Family, Inventory, Route, Template
+from pipegen.hardware import (DEFAULT_FILE, DOCKER_PLUGIN, PLAIN, TEMPLATE_KINDS, VENDORS, Family, Inventory, Route,
+                              Template)
 from pipegen.model import Declarations, Location
 
 PRESET_FILE = "vllm-hardware.yaml"  # in pipegen/data
@@ -64,90 +66,87 @@ def load_inventory_file(path: str, display: str | None = None) -> Inventory:
 @functools.cache
 def vllm_inventory() -> Inventory:
     """vLLM's queue table (ci-infra constants.py / get_agent_queue), shipped as data."""
-    import yaml
+    from pipegen.yamlio import load_text
 
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", PRESET_FILE)
     with open(path, encoding="utf-8") as handle:  # beside this file, like render.builtin_templates()
         text = handle.read()
-    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - shipped file
-    return parse_inventory(data, "preset:vllm")
+    return parse_inventory(load_text(text, PRESET_FILE), "preset:vllm")
+
+
+def _optional_string(value: Any, where: Location) -> str | None:
+    return None if value is None else s.string(value, where)
+
+
+INVENTORY_FIELDS: dict[str, s.Checker] = {
+    "default": s.string, "no_gpu": s.string, "templates": s.anything, "families": s.anything, "routes": s.anything,
+}
+ROUTE_FIELDS: dict[str, s.Checker] = {"label": s.string, "key": s.string, "family": s.string}
+FAMILY_FIELDS: dict[str, s.Checker] = {
+    "vendor": s.anything, "arch": _optional_string, "queue": s.string, "queues": s.anything,
+    "template": s.anything, "agents": s.tag_map, "description": s.anything,
+}
+TEMPLATE_FIELDS: dict[str, s.Checker] = {
+    "kind": s.anything, "plugin": _optional_string, "image": _optional_string, "gpus": _optional_string,
+    "volumes": s.string_list, "environment": s.string_list, "devices": s.string_list, "options": s.anything,
+    "pod_spec": s.anything, "podSpec": s.anything, "setup": s.string_list, "wrap": _optional_string,
+    "file": _optional_string, "description": s.anything,
+}
 
 
 def parse_inventory(data: Any, source: str) -> Inventory:
-    """Validate a parsed inventory mapping (LocDict from yamlio, or a plain dict)."""
-    from pipegen import schema as s
-
-    top = _mapping(data, _loc(data, None, source), "the hardware inventory")
-    fields = s.check_fields(top, {
-        "default": s.string, "no_gpu": s.string, "templates": s.anything,
-        "families": s.anything, "routes": s.anything,
-    }, "hardware inventory") if hasattr(top, "loc") else dict(top)
-    raw_templates = fields.get("templates") or {}
+    """Validate an inventory as yamlio reads it (LocDict: every error names its line)."""
+    top = s.require_mapping(data, Location(source, 1, 1), "the hardware inventory")
+    fields = s.check_fields(top, INVENTORY_FIELDS, "hardware inventory")
     templates: dict[str, Template] = {"plain": PLAIN}
-    for name, raw in _mapping(raw_templates, _loc(top, "templates", source), "'templates'").items():
-        templates[str(name)] = _template(str(name), raw, _loc(raw_templates, name, source))
-    raw_families = fields.get("families")
-    if not raw_families:
-        raise DeclarationError("the hardware inventory has no 'families'", _loc(top, None, source),
+    if fields.get("templates") is not None:
+        raw_templates = s.require_mapping(fields["templates"], top.loc("templates"), "'templates'")
+        for name, raw in raw_templates.items():
+            templates[str(name)] = _template(str(name), raw, raw_templates.loc(name))
+    if not fields.get("families"):
+        raise DeclarationError("the hardware inventory has no 'families'", top.loc(),
                                "add 'families:' with at least one family (e.g. 'cpu: {vendor: cpu, queue: cpu-queue}')")
-    families = []
-    for name, raw in _mapping(raw_families, _loc(top, "families", source), "'families'").items():
-        families.append(_family(str(name), raw, _loc(raw_families, name, source), templates))
-    seen: dict[str, Family] = {}
-    for family in families:
-        for name in (family.name, *family.aliases):
-            if name in seen:
-                raise DeclarationError(f"hardware name '{name}' is used by two families ('{seen[name].name}' and "
-                                       f"'{family.name}')", family.location, "rename one of them")
-            seen[name] = family
+    raw_families = s.require_mapping(fields["families"], top.loc("families"), "'families'")
+    families = [_family(str(name), raw, raw_families.loc(name), templates) for name, raw in raw_families.items()]
+    known = sorted(f.name for f in families)
     for field_name in ("default", "no_gpu"):
         name = fields.get(field_name)
-        if name is not None and name not in seen:
-            raise DeclarationError(f"'{field_name}' names unknown family '{name}'", _loc(top, field_name, source),
-                                   "known families: " + ", ".join(sorted(seen)))
+        if name is not None and name not in known:
+            raise DeclarationError(f"'{field_name}' names unknown family '{name}'", top.loc(field_name),
+                                   "known families: " + ", ".join(known))
     routes = []
     raw_routes = fields.get("routes") or []
     if not isinstance(raw_routes, list):
-        raise DeclarationError("'routes' must be a list", _loc(top, "routes", source))
+        raise DeclarationError("'routes' must be a list", top.loc("routes"))
     for index, raw in enumerate(raw_routes):
-        where = raw_routes.loc(index) if hasattr(raw_routes, "loc") else Location(source)
-        item = _mapping(raw, where, "a route")
-        route = s.check_fields(item, {"label": s.string, "key": s.string, "family": s.string}, "route") \
-            if hasattr(item, "loc") else dict(item)
+        where = raw_routes.loc(index)
+        route = s.check_fields(s.require_mapping(raw, where, "a route"), ROUTE_FIELDS, "route")
         if not route.get("family") or not (route.get("label") or route.get("key")):
             raise DeclarationError("a route needs 'family' and 'label' or 'key'", where)
-        if route["family"] not in seen:
+        if route["family"] not in known:
             raise DeclarationError(f"route names unknown family '{route['family']}'", where,
-                                   "known families: " + ", ".join(sorted(seen)))
+                                   "known families: " + ", ".join(known))
         routes.append(Route(family=route["family"], label=route.get("label"), key=route.get("key")))
     return Inventory(families=tuple(families), default=fields.get("default"), no_gpu=fields.get("no_gpu"),
                      routes=tuple(routes), source=source)
 
 
-FAMILY_FIELDS = ("vendor", "arch", "queue", "queues", "template", "agents", "aliases", "description")
-TEMPLATE_FIELDS = ("kind", "plugin", "image", "gpus", "volumes", "environment", "devices", "options",
-                   "pod_spec", "podSpec", "setup", "wrap", "file", "description")
-
-
 def _family(name: str, raw: Any, where: Location, templates: Mapping[str, Template]) -> Family:
-    from pipegen import schema as s
-
-    item = _mapping(raw, where, f"family '{name}'")
-    _known(item, FAMILY_FIELDS, f"family '{name}'", where)
+    raw = s.require_mapping(raw, where, f"family '{name}'")
+    item = s.check_fields(raw, FAMILY_FIELDS, f"family '{name}'")
     vendor = item.get("vendor")
     if vendor not in VENDORS:
         raise DeclarationError(f"family '{name}' needs 'vendor' (one of {', '.join(VENDORS)}), got {vendor!r}",
-                               _loc(item, "vendor", where.file) if "vendor" in item else where, "add e.g. 'vendor: nvidia'")
+                               raw.loc("vendor"), "add e.g. 'vendor: nvidia'")
     if "queue" in item and "queues" in item:
         raise DeclarationError(f"family '{name}' has both 'queue' and 'queues'", where, "keep one")
     queues: list[tuple[int, str]] = []
     if "queue" in item:
-        queue = s.string(item["queue"], _loc(item, "queue", where.file))
-        queues = [(0 if vendor == "cpu" else 1, queue)]
+        queues = [(0 if vendor == "cpu" else 1, item["queue"])]
     elif "queues" in item:
-        table = _mapping(item["queues"], _loc(item, "queues", where.file), f"'queues' of family '{name}'")
+        table = s.require_mapping(item["queues"], raw.loc("queues"), f"'queues' of family '{name}'")
         for count, queue in table.items():
-            qwhere = _loc(table, count, where.file)
+            qwhere = table.loc(count)
             if isinstance(count, str) and count.isdigit():
                 count = int(count)
             if not isinstance(count, int) or isinstance(count, bool) or count < 0:
@@ -164,40 +163,28 @@ def _family(name: str, raw: Any, where: Location, templates: Mapping[str, Templa
     if isinstance(template_raw, str):
         template = templates.get(template_raw)
         if template is None:
-            raise DeclarationError(f"family '{name}' uses unknown template '{template_raw}'",
-                                   _loc(item, "template", where.file),
+            raise DeclarationError(f"family '{name}' uses unknown template '{template_raw}'", raw.loc("template"),
                                    "known templates: " + ", ".join(sorted(templates)))
     else:
-        template = _template(name, template_raw, _loc(item, "template", where.file))
+        template = _template(name, template_raw, raw.loc("template"))
     return Family(
         name=name,
         vendor=vendor,
         queues=tuple(sorted(queues)),
         template=template,
-        arch=s.string(item["arch"], _loc(item, "arch", where.file)) if item.get("arch") is not None else None,
-        agents=s.tag_map(item.get("agents"), _loc(item, "agents", where.file)) if item.get("agents") else (),
-        aliases=s.string_list(item.get("aliases"), _loc(item, "aliases", where.file)),
+        arch=item.get("arch"),
+        agents=item.get("agents", ()),
         location=where,
     )
 
 
 def _template(name: str, raw: Any, where: Location) -> Template:
-    from pipegen import schema as s
-
-    item = _mapping(raw, where, f"template '{name}'")
-    _known(item, TEMPLATE_FIELDS, f"template '{name}'", where)
+    raw = s.require_mapping(raw, where, f"template '{name}'")
+    item = s.check_fields(raw, TEMPLATE_FIELDS, f"template '{name}'")
     kind = item.get("kind", "plain")
     if kind not in TEMPLATE_KINDS:
-        raise DeclarationError(f"template '{name}' has unknown kind {kind!r}", _loc(item, "kind", where.file),
+        raise DeclarationError(f"template '{name}' has unknown kind {kind!r}", raw.loc("kind"),
                                f"use one of {', '.join(TEMPLATE_KINDS)}")
-
-    def strings(field_name: str) -> tuple[str, ...]:
-        return s.string_list(item.get(field_name), _loc(item, field_name, where.file))
-
-    def text(field_name: str) -> str | None:
-        value = item.get(field_name)
-        return None if value is None else s.string(value, _loc(item, field_name, where.file))
-
     pod_spec = item.get("pod_spec", item.get("podSpec"))
     if kind == "kubernetes" and not isinstance(pod_spec, dict):
         raise DeclarationError(f"kubernetes template '{name}' needs a 'pod_spec' mapping", where,
@@ -206,50 +193,26 @@ def _template(name: str, raw: Any, where: Location) -> Template:
         raise DeclarationError(f"docker template '{name}' needs an 'image'", where, "add 'image: REPO:TAG'")
     options = item.get("options") or {}
     if not isinstance(options, dict):
-        raise DeclarationError(f"'options' of template '{name}' must be a mapping", _loc(item, "options", where.file))
-    wrap = text("wrap")
+        raise DeclarationError(f"'options' of template '{name}' must be a mapping", raw.loc("options"))
+    wrap = item.get("wrap")
     if wrap is not None and "{commands}" not in wrap:
-        raise DeclarationError(f"'wrap' of template '{name}' must contain {{commands}}", _loc(item, "wrap", where.file),
+        raise DeclarationError(f"'wrap' of template '{name}' must contain {{commands}}", raw.loc("wrap"),
                                "write e.g. 'bash run-in-container.sh {commands}'")
     return Template(
         name=name,
         kind=kind,
-        plugin=text("plugin") or "docker#v5.12.0",
-        image=text("image"),
-        gpus=text("gpus"),
-        volumes=strings("volumes"),
-        environment=strings("environment"),
-        devices=strings("devices"),
+        plugin=item.get("plugin") or DOCKER_PLUGIN,
+        image=item.get("image"),
+        gpus=item.get("gpus"),
+        volumes=item.get("volumes", ()),
+        environment=item.get("environment", ()),
+        devices=item.get("devices", ()),
         options=tuple((str(k), _plain(v)) for k, v in options.items()),
         pod_spec=_plain(pod_spec),
-        setup=strings("setup"),
+        setup=item.get("setup", ()),
         wrap=wrap,
-        file=text("file"),
+        file=item.get("file"),
     )
-
-
-def _known(item: Mapping[str, Any], allowed: Sequence[str], what: str, where: Location) -> None:
-    from pipegen.schema import suggest
-
-    for name in item:
-        if name not in allowed:
-            raise DeclarationError(f"unknown {what} field '{name}'", _loc(item, name, where.file),
-                                   suggest(str(name), allowed))
-
-
-def _mapping(value: Any, where: Location, what: str) -> Mapping[Any, Any]:
-    if isinstance(value, dict):
-        return value
-    raise DeclarationError(f"{what} must be a mapping", where)
-
-
-def _loc(data: Any, key: Any, file: str) -> Location:
-    if hasattr(data, "loc"):
-        try:
-            return data.loc(key)
-        except TypeError:
-            return data.loc()
-    return Location(file)
 
 
 def _plain(value: Any) -> Any:

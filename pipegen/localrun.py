@@ -35,7 +35,7 @@ from pipegen.junit import Case, junit_xml
 from pipegen.model import Declarations, Selection, Step
 from pipegen.pipeline import SelectArgs, load_declarations, select
 from pipegen.schema import suggest
-from pipegen.yamlout import Dollars, dollars_for
+from pipegen.yamlout import Dollars
 
 Status = Literal["passed", "failed", "timed out", "interrupted", "not run"]
 DEFAULT_LOG_DIR = ".pipegen/logs"  # under the repository root
@@ -169,7 +169,7 @@ def uploaded(text: str) -> str:
 
 
 def script(commands: Sequence[str], dollars: Dollars) -> str:
-    """The commands as CI's shell gets them: escaped as render does (`dollars_for`), then uploaded."""
+    """The commands as CI's shell gets them: escaped as render does (`Dollars`), then uploaded."""
     return "\n".join(uploaded(dollars(c)) for c in commands)
 
 
@@ -197,7 +197,7 @@ def log_name(key: str) -> str:
 def plan(decl: Declarations, candidates: Sequence[Candidates], machine: Machine, inventory: Inventory,
          options: RunOptions, header: Sequence[str] = ()) -> Plan:
     log_dir = options.log_dir or os.path.join(decl.root, DEFAULT_LOG_DIR)
-    dollars = dollars_for(decl)
+    dollars = Dollars(decl.settings.interpolate)
     was_named = bool(options.step_keys)
     runs: list[Planned] = []
     unrunnable: list[Unrunnable] = []

@@ -41,6 +41,7 @@ VLLM_SETTINGS = dict(
     rules=VLLM_RULES,
     run_all_env=("RUN_ALL", "TORCH_NIGHTLY"),
     docker_workdir=(("/vllm-workspace", ""),),
+    interpolate=("*",),  # vLLM's files are written in Buildkite's syntax (`$$VAR`): every `$` stays as written
     preset="vllm",
 )
 

@@ -21,11 +21,12 @@ import os
 import sys
 from typing import Any, Mapping, Sequence
 
+from pipegen.cache import cache_dir
 from pipegen.errors import OutputError, UsageError
 from pipegen.model import Declarations, Selection, Step
 from pipegen.command_step import command_item, skip_text
 from pipegen.pipeline_check import JOB_LIMIT, check
-from pipegen.yamlout import BLOCK_PREFIX, Safe, block, dollars_for, flow, key_map, scalar, unique_key, valid_key
+from pipegen.yamlout import BLOCK_PREFIX, Dollars, Safe, block, flow, key_map, scalar, unique_key, valid_key
 
 UNSELECTED = ("block", "skip", "omit")
 PRESENT = frozenset({"run", "blocked", "skip-step"})  # the states a step is in the pipeline with
@@ -76,7 +77,7 @@ def plan(decl: Declarations, selection: Selection, placed: Sequence[Any], *, uns
     mode = unselected or decl.settings.unselected
     if mode not in UNSELECTED:
         raise UsageError(f"--unselected must be one of {', '.join(UNSELECTED)}, got {mode!r}")
-    dollars = dollars_for(decl)
+    dollars = Dollars(decl.settings.interpolate)
     keys = key_map(decl.steps)
     used = set(keys.values())
     block_keys = {s.key: unique_key(valid_key(BLOCK_PREFIX + keys[s.key]), used) for s in decl.steps}
@@ -105,14 +106,14 @@ def plan(decl: Declarations, selection: Selection, placed: Sequence[Any], *, uns
             shown[d.step.key] = {"block": "blocked", "skip": "skip-step", "omit": "omitted"}[mode]
 
     folded: list[str] = []
-    count = _count(decl.steps, shown, jobs_by_key)
+    count = _count(decl.steps, shown)
     if count > limit:
         # Fold: omit every unselected step; fail only when the selected ones alone are too many.
         for key, state in shown.items():
             if state in ("blocked", "skip-step"):
                 shown[key] = "omitted"
                 folded.append(key)
-        count = _count(decl.steps, shown, jobs_by_key)
+        count = _count(decl.steps, shown)
 
     entries: list[dict[str, Any]] = []
     groups: dict[str, dict[str, Any]] = {}
@@ -165,7 +166,7 @@ class LimitError(OutputError):
         self.plan = result
 
 
-def _count(steps: Sequence[Step], shown: Mapping[str, str], jobs_by_key: Mapping[str, Any]) -> int:
+def _count(steps: Sequence[Step], shown: Mapping[str, str]) -> int:
     """Jobs as Buildkite counts them: each group, block and command step; parallelism multiplies."""
     total = 0
     groups: set[str] = set()
@@ -191,15 +192,6 @@ def builtin_templates() -> str:
     if os.path.isfile(os.path.join(installed, "pipeline.j2")):
         return installed
     return os.path.join(os.path.dirname(package), "templates")
-
-
-def cache_dir() -> str | None:
-    """Where compiled templates and the compiled schema are kept ($PIPEGEN_CACHE_DIR; '' = none)."""
-    chosen = os.environ.get("PIPEGEN_CACHE_DIR")
-    if chosen is not None:
-        return chosen or None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "pipegen")
 
 
 def environment(templates: str | None = None) -> Any:

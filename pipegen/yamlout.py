@@ -7,9 +7,9 @@ unless it is explicitly marked `Safe`. A `$` in user text (labels, commands,
 env, working_dir, group names) is doubled by `Dollars` so that it reaches the
 job's shell as written, except variables listed in the config's
 `interpolate:`; vLLM's files are written in Buildkite's syntax already (they
-spell `$$VAR`), so the vLLM preset leaves every `$` as it is. And every step
-key is made one Buildkite accepts (`valid_key`), unique in the pipeline
-(`key_map`, `unique_key`).
+spell `$$VAR`), so the vLLM preset's `interpolate: ["*"]` leaves every `$` as
+it is. And every step key is made one Buildkite accepts (`valid_key`), unique
+in the pipeline (`key_map`, `unique_key`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from pipegen.fastyaml import PLAIN, SPECIAL_WORDS
 
 if TYPE_CHECKING:
-    from pipegen.model import Declarations, Step
+    from pipegen.model import Step
 
 KEY_MAX = 100  # Buildkite: a key is at most 100 characters
 
@@ -115,7 +115,7 @@ _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)|([A-Za-z_][A-Za-z0-9_]*
 
 
 class Dollars:
-    """Upload-time interpolation: `$` doubled except for the variables to keep."""
+    """Upload-time interpolation: `$` doubled except for the variables to keep ("*": all of them)."""
 
     def __init__(self, keep: Iterable[str] = ()):
         self.keep = frozenset(keep)
@@ -131,14 +131,6 @@ class Dollars:
     def _one(self, match: re.Match[str]) -> str:
         name = match.group(1) or match.group(2)
         return match.group() if name in self.keep else "$" + match.group()
-
-
-def dollars_for(decl: Declarations) -> Dollars:
-    settings = decl.settings
-    keep = settings.interpolate
-    if not keep and settings.preset == "vllm":
-        keep = ("*",)  # vLLM's files are written in Buildkite's syntax
-    return Dollars(keep)
 
 
 # --------------------------------------------------------------------------- keys

@@ -91,6 +91,7 @@ def test_gpus_on_a_cpu_family_is_an_error():
     ("families: {x: {vendor: cpu, queues: {2: q}}}", "CPU family"),
     ("families: {x: {vendor: nvidia, queue: q, template: nope}}", "unknown template"),
     ("families: {x: {vendor: nvidia, queue: q, colour: red}}", "unknown family 'x' field"),
+    ("families: {x: {vendor: nvidia, queue: q, aliases: [y]}}", "unknown family 'x' field 'aliases'"),
     ("default: y\nfamilies: {x: {vendor: nvidia, queue: q}}", "unknown family 'y'"),
     ("families: {}", "no 'families'"),
 ])
@@ -130,23 +131,6 @@ VLLM_TABLE = {
 @pytest.mark.parametrize("device, count", list(VLLM_TABLE))
 def test_vllm_queue_table(device, count):
     assert place(step(device=device, num_devices=count), vllm_inventory()).queue == VLLM_TABLE[(device, count)]
-
-
-def test_the_vllm_preset_passes_the_checks_of_a_user_inventory():
-    """The preset is read without line numbers (faster); read with them, every field is checked too."""
-    from importlib import resources
-
-    from pipegen.inventory import PRESET_FILE
-
-    text = resources.files("pipegen").joinpath("data", PRESET_FILE).read_text(encoding="utf-8")
-    strict = parse_inventory(load_text(text, PRESET_FILE), "preset:vllm")
-    preset = vllm_inventory()
-
-    def shape(inv):
-        return ([(f.name, f.vendor, f.arch, f.queues, f.template, f.agents, f.aliases) for f in inv.families],
-                inv.default, inv.no_gpu, inv.routes)
-
-    assert shape(strict) == shape(preset)
 
 
 def test_vllm_docker_builds_go_to_cpu():

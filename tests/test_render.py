@@ -40,6 +40,14 @@ def assert_valid(text: str) -> dict:
     return data
 
 
+def assert_fast_dialect(text: str) -> None:
+    """fastyaml reads the whole text as PyYAML does: output outside its dialect would still render,
+    but its check would fall back to PyYAML, ~8x slower."""
+    from pipegen import fastyaml
+
+    assert fastyaml.Reader(text).document() == yaml.safe_load(text)
+
+
 def all_steps(data: dict) -> list[dict]:
     out = []
     for step in data["steps"]:
@@ -378,9 +386,27 @@ def test_through_a_subprocess_with_overrides(repo, tmp_path):
 
 
 def test_an_unusable_cache_is_no_error(repo, tmp_path):
+    from pipegen import bkschema
+
     cache = tmp_path / "not-a-folder"
     cache.write_text("a file where the cache folder should be")
+    bkschema.validator.cache_clear()  # else the validator an earlier test built is used, and the cache never read
     result = render(repo, "--all", env={"PIPEGEN_CACHE_DIR": str(cache)})
+    assert result.exit_code == 0, result.stderr
+    assert_valid(result.stdout)
+
+
+def test_a_corrupt_template_cache_is_no_error(repo, tmp_path):
+    from jinja2.bccache import bc_magic
+
+    cache = tmp_path / "cache"
+    env = {"PIPEGEN_CACHE_DIR": str(cache)}
+    assert render(repo, "--all", env=env).exit_code == 0
+    written = list((cache / "jinja").iterdir())
+    assert written
+    for path in written:  # the right magic, then nothing: Jinja's loader fails reading the checksum
+        path.write_bytes(bc_magic)
+    result = render(repo, "--all", env=env)
     assert result.exit_code == 0, result.stderr
     assert_valid(result.stdout)
 
@@ -406,3 +432,70 @@ def test_plain_families_get_plugins_only_from_an_override(repo, tmp_path):
     (mine / "plain.j2").write_text("- cache#v1.0.0:\n    paths: [.venv]\n")
     step = by_key(assert_valid(render(repo, "--all", "--templates", str(mine)).stdout))["script"]
     assert step["plugins"] == [{"cache#v1.0.0": {"paths": [".venv"]}}]
+
+
+# --------------------------------------------------------------------------- placing and plugins
+
+PLACING_HARDWARE = """
+default: cpu
+families:
+  cpu: {vendor: cpu, queue: cpu-q}
+  h100: {vendor: nvidia, template: cuda, queues: {1: h100-1, 2: h100-2}, agents: {region: family}}
+  nvpod: {vendor: nvidia, template: nvpod, queues: {1: nvpod-1, 2: nvpod-2}}
+  amdpod: {vendor: amd, template: amdpod, queues: {1: amdpod-1, 2: amdpod-2}}
+  mine: {vendor: other, template: mine, queue: mine-q}
+templates:
+  cuda: {kind: docker, image: cuda, gpus: all}
+  nvpod: {kind: kubernetes, pod_spec: {containers: [{image: nv}]}}
+  amdpod: {kind: kubernetes, pod_spec: {containers: [{image: amd}]}}
+  mine: {kind: docker, image: mine, file: mine.j2}
+routes:
+  - {key: "gen-*", family: h100}
+"""
+
+PLACING_STEPS = """
+steps:
+  - {label: "GPU", key: gpu, hardware: ["h100:2"], commands: [x], agent_tags: {region: step, team: t}}
+  - {label: "No GPU", key: nogpu, device: h100, no_gpu: true, commands: [x]}
+  - {label: "Routed", key: gen-a, commands: [x]}
+  - {label: "Not routed", key: other, commands: [x]}
+  - {label: "Pod", key: nvpod, hardware: ["nvpod:2"], commands: [x]}
+  - {label: "Pod without GPU", key: nvpod-nogpu, device: nvpod, no_gpu: true, commands: [x]}
+  - {label: "AMD pod", key: amdpod, hardware: ["amdpod:2"], commands: [x]}
+  - {label: "Own plugin template", key: mine, hardware: [mine], commands: [x]}
+"""
+
+
+@pytest.fixture(scope="module")
+def placed(tmp_path_factory) -> dict[str, dict]:
+    root = tmp_path_factory.mktemp("placing")
+    repo = make_repo(root, PLACING_STEPS, hardware=PLACING_HARDWARE)
+    (root / "mine").mkdir()
+    (root / "mine" / "mine.j2").write_text('- "mine#v1":\n    image: {{ item.plugin.image }}\n')
+    result = render(repo, "--all", "--templates", str(root / "mine"))
+    assert result.exit_code == 0, result.stderr
+    return by_key(assert_valid(result.stdout))
+
+
+def _plugin(step: dict) -> dict:
+    return step["plugins"][0]
+
+
+@pytest.mark.parametrize("key, part, expected", [
+    # the family's agent tags win over the step's, which add the rest
+    ("gpu", lambda s: s["agents"], {"queue": "h100-2", "region": "family", "team": "t"}),
+    ("gpu", lambda s: _plugin(s)["docker#v5.12.0"]["gpus"], "all"),
+    # no_gpu on a GPU family: its smallest queue, and no GPUs for the container
+    ("nogpu", lambda s: s["agents"]["queue"], "h100-1"),
+    ("nogpu", lambda s: "gpus" in _plugin(s)["docker#v5.12.0"], False),
+    ("gen-a", lambda s: s["agents"]["queue"], "h100-1"),  # a route's key glob
+    ("other", lambda s: s["agents"], {"queue": "cpu-q"}),  # ... which matches only those keys
+    ("nvpod", lambda s: _plugin(s)["kubernetes"]["podSpec"]["containers"][0]["resources"],
+     {"limits": {"nvidia.com/gpu": 2}}),
+    ("nvpod-nogpu", lambda s: _plugin(s)["kubernetes"]["podSpec"]["containers"][0], {"image": "nv"}),
+    ("amdpod", lambda s: _plugin(s)["kubernetes"]["podSpec"]["containers"][0]["resources"],
+     {"limits": {"amd.com/gpu": 2}}),
+    ("mine", lambda s: s["plugins"], [{"mine#v1": {"image": "mine"}}]),  # the template's `file`
+])
+def test_placing_and_plugins(placed, key, part, expected):
+    assert part(placed[key]) == expected

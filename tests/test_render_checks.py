@@ -45,10 +45,12 @@ def test_lost_agents_are_retried_unless_the_step_says_otherwise(declared, expect
 @pytest.mark.parametrize("text, message", [
     ("steps:\n  - command: x\n    key: a\n  - command: y\n    key: a\n", "two steps with key 'a'"),
     ("steps:\n  - command: x\n    key: a\n    depends_on: [b]\n", "depends on 'b', which is not in the pipeline"),
-    ("steps:\n  - command: x\n    command: y\n", "repeats the key 'command'"),
+    # fastyaml's path (a plain `y` would be PyYAML's: a YAML 1.1 boolean is outside fastyaml's dialect)
+    ("steps:\n  - command: x\n    command: z\n", r"duplicate key 'command' \(first written on line 2.* \(line 3\)"),
     ("steps:\n  - command: 'x'\n    command: y\n", r"duplicate key 'command' .* \(line 3\)"),  # PyYAML's path
     ("steps:\n  - command: [x\n", "not valid YAML: YAML syntax error"),
     ("steps:\n  - command: x\n    parallelism: 3\n", "has 3 jobs, more than the 2"),
+    ("steps:\n  - group: g\n    steps:\n      - command: x\n      - command: y\n", "has 3 jobs, more than the 2"),
     ("steps:\n  - command: x\n    colour: red\n", "Buildkite's schema"),
     ("- not a mapping\n", "not a mapping"),
 ])

@@ -14,13 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_render import ROOT, STEPS, assert_valid, make_repo, render
+from tests.test_render import ROOT, STEPS, assert_fast_dialect, assert_valid, make_repo, render
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 REGENERATE = os.environ.get("PIPEGEN_REGEN_GOLDEN") == "1"
 
 
 def compare(name: str, text: str) -> None:
+    if name.endswith(".yaml"):
+        assert_fast_dialect(text)
     path = GOLDEN / name
     if REGENERATE:
         GOLDEN.mkdir(exist_ok=True)

@@ -14,6 +14,7 @@ from pipegen.inventory import parse_inventory
 from pipegen.model import ChangeSet, Decision, Declarations, Location, Reason, Selection, Settings, Step
 from pipegen.pipeline_check import check
 from pipegen.render import plan, render
+from pipegen.yamlio import load_text
 from pipegen.yamlout import Dollars, scalar, valid_key
 from pipegen.hardware import jobs
 
@@ -24,11 +25,11 @@ NASTY = ["", " ", "a: b", "- x", "#", "# c", "'", '"', "\\", "\n", "\r\n", "\t",
 text = st.one_of(st.sampled_from(NASTY), st.text(max_size=40),
                  st.lists(st.sampled_from(NASTY), max_size=4).map("".join))
 
-INVENTORY = parse_inventory({
-    "default": "cpu",
-    "families": {"cpu": {"vendor": "cpu", "queue": "cpu-q", "template": "py"}},
-    "templates": {"py": {"kind": "docker", "image": "python:3.11"}},
-}, "test")
+INVENTORY = parse_inventory(load_text("""
+default: cpu
+families: {cpu: {vendor: cpu, queue: cpu-q, template: py}}
+templates: {py: {kind: docker, image: "python:3.11"}}
+""", "test"), "test")
 
 
 def build(labels, commands, env, keys, groups, mode="block"):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_render import FIXTURE, ROOT, assert_valid, by_key, needs_fixture, render
+from tests.test_render import FIXTURE, ROOT, assert_fast_dialect, assert_valid, by_key, needs_fixture, render
 
 # --------------------------------------------------------------------------- this repository
 
@@ -61,6 +61,7 @@ def test_vllm_configuration_validates(args, files):
     result = render(FIXTURE, *args, files=files)
     assert result.exit_code == 0, result.stderr
     data = assert_valid(result.stdout)
+    assert_fast_dialect(result.stdout)
     from pipegen.pipeline_check import count_jobs
 
     assert count_jobs(data["steps"]) <= 500
@@ -75,6 +76,7 @@ def test_vllm_queues_and_mirrors():
     assert all(s["commands"][0].startswith("bash .buildkite/scripts/hardware_ci/run-amd-test.sh ") for s in amd)
     # vLLM's files are written in Buildkite's syntax: `$$` stays as it is
     assert any("$$BUILDKITE_PARALLEL_JOB" in c for s in steps.values() for c in s.get("commands", []))
+    assert not any("$$$" in c for s in steps.values() for c in s.get("commands", []))  # doubled: "$$$$"
 
 
 @needs_fixture

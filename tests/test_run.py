@@ -412,7 +412,7 @@ def test_shortfall() -> None:
 
 
 def test_script_gives_the_shell_what_buildkite_would() -> None:
-    native, vllm = Dollars(), Dollars(["*"])  # dollars_for: pipegen's own format; the vLLM preset
+    native, vllm = Dollars(), Dollars(["*"])  # pipegen's own format; the vLLM preset
     assert script(["echo $$ $HOME", "echo done"], native) == "echo $$ $HOME\necho done"
     assert script(["echo $$HOME $$", "echo done"], vllm) == "echo $HOME $\necho done"
     assert script(["echo $HOME $USER $$"], Dollars(["HOME"])) == "echo $HOME $USER $$"  # interpolate: [HOME]

@@ -6,6 +6,7 @@ Each check runs a fresh interpreter, since this test process has imported everyt
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,11 +19,10 @@ REPO = Path(__file__).resolve().parent.parent
 # GitPython, templates, torch, and the render/hardware stages: `select --files-from` needs none of them.
 HEAVY = ("git", "jinja2", "torch", "pipegen.render", "pipegen.hardware")
 
-# Runs the CLI in-process, then reports which modules it imported.
-SELECT = """\
+# Runs the CLI in-process (argv: the command's arguments), then reports which modules it imported.
+CLI = """\
 import json, sys
-root = sys.argv[1]
-sys.argv = ["pipegen", "select", "--root", root, "--files-from", "-"]
+sys.argv = ["pipegen", *sys.argv[1:]]
 from pipegen.cli import main
 code = None
 try:
@@ -33,10 +33,10 @@ sys.stderr.write("MODULES " + json.dumps([code, sorted(sys.modules)]) + "\\n")
 """
 
 
-def _modules(code: str, *args: str, stdin: str = "") -> tuple[object, list[str]]:
+def _modules(code: str, *args: str, stdin: str = "", env: dict[str, str] | None = None) -> tuple[object, list[str]]:
     # cwd: this checkout's pipegen comes first on sys.path.
     proc = subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, input=stdin, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=120, env={**os.environ, **(env or {})})
     line = next(x for x in proc.stderr.splitlines() if x.startswith("MODULES "))
     status, modules = json.loads(line.removeprefix("MODULES "))
     return status, modules
@@ -57,10 +57,26 @@ def small_repo(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("repo", ["small", "this repository"])
 def test_select_from_a_file_list_imports_nothing_heavy(repo: str, small_repo: Path) -> None:
     root = small_repo if repo == "small" else REPO
-    status, modules = _modules(SELECT, str(root), stdin="src/core/a.py\npipegen/cli.py\n")
+    status, modules = _modules(CLI, "select", "--root", str(root), "--files-from", "-",
+                               stdin="src/core/a.py\npipegen/cli.py\n")
     assert status in (0, None)
     assert "pipegen.decide" in modules  # it did select
     assert _heavy(modules) == []
+
+
+# Validation needs neither jsonschema (fastjsonschema's compiled schema does it) nor check_jsonschema (only its file).
+RENDER_UNUSED = ("jsonschema", "check_jsonschema", "git", "torch")
+
+
+def test_render_from_a_file_list_imports_no_validator_library(small_repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    for run in ("compiles the schema", "reads the cached schema"):
+        status, modules = _modules(CLI, "render", "--root", str(small_repo), "--files-from", "-",
+                                   stdin="src/core/a.py\n", env={"PIPEGEN_CACHE_DIR": str(cache)})
+        assert status in (0, None), run
+        assert "pipegen.bkschema" in modules  # it did validate
+        assert [m for m in modules if m.split(".")[0] in RENDER_UNUSED] == [], run
+        assert list(cache.glob("buildkite-schema-*.marshal")), run
 
 
 IMPORT = """\
