@@ -79,7 +79,7 @@ def bench_scale(workdir: Path, runs: int) -> None:
     """10,000 steps against 100,000 changed files, in process (target: 2 s)."""
     import random
 
-    from pipegen.decide import decide
+    from pipegen.selection.decide import decide
     from pipegen.model import ChangeSet, Declarations, Location, Options, Settings, Step
 
     rng = random.Random(0)

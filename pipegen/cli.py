@@ -45,7 +45,7 @@ def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _args(**kwargs: Any) -> Any:
-    from pipegen.pipeline import SelectArgs
+    from pipegen.selection.chain import SelectArgs
 
     names = SelectArgs.__dataclass_fields__
     return SelectArgs(**{k: (tuple(v) if k == "only" else v) for k, v in kwargs.items() if k in names})
@@ -90,8 +90,8 @@ def select(fmt: str, **kwargs: Any) -> int:
       pipegen select --base origin/main --format json
       git diff --name-only main | pipegen select --files-from -
     """
-    from pipegen.pipeline import select as run_select, warn_if_untrusted
-    from pipegen.report import render_selection
+    from pipegen.selection.chain import select as run_select, warn_if_untrusted
+    from pipegen.selection.report import render_selection
 
     _decl, selection = run_select(_args(**kwargs))
     warn_if_untrusted(selection)
@@ -113,9 +113,9 @@ def why(paths: tuple[str, ...], step_keys: tuple[str, ...], fmt: str, **kwargs: 
       pipegen why vllm/distributed/parallel_state.py
       pipegen why --step distributed-comm-ops
     """
-    from pipegen.decide import steps_by_key
-    from pipegen.pipeline import load_declarations, select as run_select, warn_if_untrusted
-    from pipegen.report import render_why
+    from pipegen.selection.decide import steps_by_key
+    from pipegen.selection.chain import load_declarations, select as run_select, warn_if_untrusted
+    from pipegen.selection.report import render_why
 
     if not paths and not step_keys:
         raise click.UsageError("give PATH... or --step KEY")
@@ -149,7 +149,7 @@ def render(unselected: str | None, templates: str | None, annotation_file: str |
       pipegen render --annotation why.md | buildkite-agent pipeline upload
       buildkite-agent annotate --context pipegen < why.md
     """
-    from pipegen.render import run as run_render
+    from pipegen.render.pipeline import run as run_render
 
     return run_render(_args(**kwargs), unselected=unselected, templates=templates, annotation_file=annotation_file)
 
@@ -181,7 +181,7 @@ def run(step_keys: tuple[str, ...], hardware: str | None, dry_run: bool, keep_go
     """
     import os
 
-    from pipegen.localrun import RunOptions, run_command
+    from pipegen.run.plan import RunOptions, run_command
 
     options = RunOptions(step_keys, hardware, dry_run, keep_going, log_dir, junit, timeout_scale)
     return run_command(_args(**kwargs), options, os.environ, sys.stdout)
@@ -212,9 +212,9 @@ def check(config: str | None, root: str, tracked_files: str | None, amd_file: st
     """
     import os
 
-    from pipegen.check import check_repository, declaration_error
+    from pipegen.check.checker import check_repository, declaration_error
     from pipegen.errors import EXIT_FINDINGS, DeclarationError
-    from pipegen.findings import render
+    from pipegen.check.findings import render
 
     try:
         report = check_repository(root, config, tracked_files=tracked_files, amd_file=amd_file, environ=os.environ,

@@ -282,11 +282,11 @@ def test_vllm_ignored_field_and_drifted_amd_twin(tmp_path):
 
 
 def test_each_declarations_file_is_parsed_once(tmp_path, monkeypatch):
-    import pipegen.yamlio
+    import pipegen.declarations.yamlio
 
     parsed = []
-    load_text = pipegen.yamlio.load_text
-    monkeypatch.setattr(pipegen.yamlio, "load_text", lambda text, file: parsed.append(file) or load_text(text, file))
+    load_text = pipegen.declarations.yamlio.load_text
+    monkeypatch.setattr(pipegen.declarations.yamlio, "load_text", lambda text, file: parsed.append(file) or load_text(text, file))
     assert check(vllm_repo(tmp_path))[0] == 0
     assert sorted(parsed) == [".buildkite/ci_config.yaml", ".buildkite/test-amd.yaml", ".buildkite/test_areas/core.yaml"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipegen.commands_extract import extract, map_workdir
+from pipegen.check.test_refs import extract, map_workdir
 
 VLLM = (("/vllm-workspace", ""),)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipegen.fileindex import FileIndex
-from pipegen.matching import entry_matches
+from pipegen.check.file_index import FileIndex
+from pipegen.selection.matching import entry_matches
 
 PARTS = st.sampled_from(["a", "ab", "a.b", "b", "tests", "test_x.py", "x.py", "a-b", "a_b"])
 PATHS = st.lists(PARTS, min_size=1, max_size=4).map("/".join)

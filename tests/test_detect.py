@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pipegen.detect import Machine, detect, from_torch, machine, parse_hardware
+from pipegen.hardware.detect import Machine, detect, from_torch, machine, parse_hardware
 from pipegen.errors import UsageError
 
 
@@ -100,7 +100,7 @@ def test_this_machine() -> None:
 
 
 def test_importing_pipegen_does_not_import_torch() -> None:
-    code = ("import sys, pipegen, pipegen.cli, pipegen.detect, pipegen.localrun, pipegen.steprun, pipegen.junit; "
+    code = ("import sys, pipegen, pipegen.cli, pipegen.hardware.detect, pipegen.run.plan, pipegen.run.process, pipegen.run.junit; "
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

@@ -221,7 +221,7 @@ def test_unrelated_histories_select_everything(repo):
 
 
 def test_base_candidates_follow_buildkite_order():
-    from pipegen.git import base_candidates
+    from pipegen.selection.git import base_candidates
 
     env = {"BUILDKITE_GIT_DIFF_BASE": "abc123", "BUILDKITE_PULL_REQUEST": "7",
            "BUILDKITE_PULL_REQUEST_BASE_BRANCH": "release", "BUILDKITE_PIPELINE_DEFAULT_BRANCH": "trunk"}

@@ -7,10 +7,10 @@ import os
 import pytest
 
 from pipegen.errors import DeclarationError
-from pipegen.hardware import place
-from pipegen.inventory import load_inventory, parse_inventory, vllm_inventory
+from pipegen.hardware.placement import place
+from pipegen.hardware.inventory import load_inventory, parse_inventory, vllm_inventory
 from pipegen.model import Declarations, Location, Settings, Step
-from pipegen.yamlio import load_text
+from pipegen.declarations.yamlio import load_text
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "fixtures", "vllm-2026-05-29")
 
@@ -141,8 +141,8 @@ def test_vllm_docker_builds_go_to_cpu():
 def test_every_vllm_step_is_placed(config):
     if not os.path.isdir(FIXTURE):
         pytest.skip(f"vLLM fixture not found at {FIXTURE}")
-    from pipegen.declarations import load
-    from pipegen.hardware import jobs
+    from pipegen.declarations.load import load
+    from pipegen.hardware.placement import jobs
 
     decl = load(FIXTURE, config)
     placed = jobs(decl, load_inventory(decl))

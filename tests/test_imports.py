@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipegen.imports import ImportGraph, ModuleFiles, parse_imports, resolve
+from pipegen.check.import_graph import ImportGraph, ModuleFiles, parse_imports, resolve
 
 FILES = {
     "pkg/__init__.py": "from pkg import core\n",

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipegen.matching import StepIndex, entry_matches, explain, first_match
+from pipegen.selection.matching import StepIndex, entry_matches, explain, first_match
 from pipegen.model import Location, Step
 
 

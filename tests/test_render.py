@@ -43,7 +43,7 @@ def assert_valid(text: str) -> dict:
 def assert_fast_dialect(text: str) -> None:
     """fastyaml reads the whole text as PyYAML does: output outside its dialect would still render,
     but its check would fall back to PyYAML, ~8x slower."""
-    from pipegen import fastyaml
+    from pipegen.render import fastyaml
 
     assert fastyaml.Reader(text).document() == yaml.safe_load(text)
 
@@ -386,7 +386,7 @@ def test_through_a_subprocess_with_overrides(repo, tmp_path):
 
 
 def test_an_unusable_cache_is_no_error(repo, tmp_path):
-    from pipegen import bkschema
+    from pipegen.buildkite import schema as bkschema
 
     cache = tmp_path / "not-a-folder"
     cache.write_text("a file where the cache folder should be")

@@ -14,8 +14,8 @@ from tests.test_render import assert_valid, by_key, make_repo, render
 
 
 def test_skip_reason_is_cut_to_70_characters_without_splitting_a_dollar_pair():
-    from pipegen.command_step import skip_text
-    from pipegen.yamlout import Dollars
+    from pipegen.render.command_step import skip_text
+    from pipegen.render.yaml_writer import Dollars
 
     double = Dollars()
     assert skip_text("", double) == "not selected"
@@ -37,7 +37,7 @@ def test_skip_reason_is_cut_to_70_characters_without_splitting_a_dollar_pair():
     ({"automatic": False}, {"automatic": False}),
 ])
 def test_lost_agents_are_retried_unless_the_step_says_otherwise(declared, expected):
-    from pipegen.command_step import _retry
+    from pipegen.render.command_step import _retry
 
     assert _retry(declared) == expected
 
@@ -56,7 +56,7 @@ def test_lost_agents_are_retried_unless_the_step_says_otherwise(declared, expect
 ])
 def test_the_check_after_rendering_refuses_what_an_upload_would(text, message):
     from pipegen.errors import OutputError
-    from pipegen.pipeline_check import check
+    from pipegen.render.output_check import check
 
     with pytest.raises(OutputError, match=message):
         check(text, limit=2)

@@ -8,15 +8,15 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipegen import fastyaml
+from pipegen.render import fastyaml
 from pipegen.errors import DeclarationError
-from pipegen.inventory import parse_inventory
+from pipegen.hardware.inventory import parse_inventory
 from pipegen.model import ChangeSet, Decision, Declarations, Location, Reason, Selection, Settings, Step
-from pipegen.pipeline_check import check
-from pipegen.render import plan, render
-from pipegen.yamlio import load_text
-from pipegen.yamlout import Dollars, scalar, valid_key
-from pipegen.hardware import jobs
+from pipegen.render.output_check import check
+from pipegen.render.pipeline import plan, render
+from pipegen.declarations.yamlio import load_text
+from pipegen.render.yaml_writer import Dollars, scalar, valid_key
+from pipegen.hardware.placement import jobs
 
 NASTY = ["", " ", "a: b", "- x", "#", "# c", "'", '"', "\\", "\n", "\r\n", "\t", "{{ x }}", "{% if %}", "yes", "no",
          "null", "~", "0x1", "1e3", "012", ".inf", "true", "Off", "*a", "&a", "!tag", "|", ">", "%", "@", "`",
@@ -102,7 +102,7 @@ structure = st.recursive(leaf, lambda inner: st.one_of(st.lists(inner, max_size=
 @settings(max_examples=300, deadline=None)
 @given(structure)
 def test_scalars_and_structures_read_back(value):
-    from pipegen.yamlout import block, flow
+    from pipegen.render.yaml_writer import block, flow
 
     assert yaml.safe_load("v: " + scalar(value)) == {"v": value}
     assert yaml.safe_load("v: " + flow(value)) == {"v": value}
@@ -115,7 +115,7 @@ def test_scalars_and_structures_read_back(value):
 @settings(max_examples=300, deadline=None)
 @given(structure)
 def test_fast_reader_agrees_with_pyyaml_or_steps_aside(value):
-    from pipegen.yamlout import block
+    from pipegen.render.yaml_writer import block
 
     for doc in ("v: " + scalar(value), "v:\n" + block(value, 2), "- " + scalar(value) + "\n- x: 1\n  y:\n  - 2"):
         assert fastyaml.load(doc) == yaml.safe_load(doc)

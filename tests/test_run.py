@@ -16,10 +16,10 @@ import pytest
 from click.testing import CliRunner
 
 from pipegen.cli import cli
-from pipegen.detect import Machine
-from pipegen.localrun import duration, script, shortfall, step_env
+from pipegen.hardware.detect import Machine
+from pipegen.run.plan import duration, script, shortfall, step_env
 from pipegen.model import Location, Step
-from pipegen.yamlout import Dollars
+from pipegen.render.yaml_writer import Dollars
 
 INVENTORY = """\
 hardware:
@@ -165,8 +165,8 @@ def test_an_interrupt_while_the_step_starts_still_stops_it(monkeypatch: pytest.M
     """A loaded machine can run the step well before Popen returns: a signal then must not lose it."""
     import io
 
-    from pipegen.localrun import Planned
-    from pipegen.steprun import Progress, run_all
+    from pipegen.run.plan import Planned
+    from pipegen.run.process import Progress, run_all
 
     started: list[subprocess.Popen] = []
     popen = subprocess.Popen
@@ -209,8 +209,8 @@ def _gone(pid: int) -> bool:
 
 
 def test_a_passing_step_leaves_nothing_running(tmp_path: Path) -> None:
-    from pipegen.localrun import Planned
-    from pipegen.steprun import run_step
+    from pipegen.run.plan import Planned
+    from pipegen.run.process import run_step
 
     planned = Planned(_step(), "cpu", str(tmp_path), "sleep 30 & echo $! > bg.pid", (), None, str(tmp_path / "k.log"))
     assert run_step(planned, dict(os.environ), lambda elapsed: None).status == "passed"
@@ -218,7 +218,7 @@ def test_a_passing_step_leaves_nothing_running(tmp_path: Path) -> None:
 
 
 def test_stop_group_kills_what_ignores_sigterm(tmp_path: Path) -> None:
-    from pipegen.steprun import stop_group
+    from pipegen.run.process import stop_group
 
     pid_file = tmp_path / "child.pid"
     proc = subprocess.Popen(["bash", "-c", f"trap '' TERM; sleep 30 & echo $! > {pid_file}; wait"],
@@ -435,8 +435,8 @@ def test_duration() -> None:
 def test_live_progress_redraws_one_line() -> None:
     import io
 
-    from pipegen.localrun import Planned, Result
-    from pipegen.steprun import LiveProgress, Progress
+    from pipegen.run.plan import Planned, Result
+    from pipegen.run.process import LiveProgress, Progress
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
@@ -455,7 +455,7 @@ def test_live_progress_redraws_one_line() -> None:
 
 
 def test_local_env_puts_this_pythons_scripts_first_on_path() -> None:
-    from pipegen.localrun import local_env
+    from pipegen.run.plan import local_env
 
     env = local_env({"PATH": "/usr/bin", "X": "1"})
     assert env == {"PATH": os.path.dirname(sys.executable) + os.pathsep + "/usr/bin", "X": "1"}

@@ -17,7 +17,7 @@ from tests.test_cli import CONFIG, STEPS
 
 REPO = Path(__file__).resolve().parent.parent
 # GitPython, templates, torch, and the render/hardware stages: `select --files-from` needs none of them.
-HEAVY = ("git", "jinja2", "torch", "pipegen.render", "pipegen.hardware")
+HEAVY = ("git", "jinja2", "torch", "pipegen.render.pipeline", "pipegen.hardware.placement")
 
 # Runs the CLI in-process (argv: the command's arguments), then reports which modules it imported.
 CLI = """\
@@ -60,7 +60,7 @@ def test_select_from_a_file_list_imports_nothing_heavy(repo: str, small_repo: Pa
     status, modules = _modules(CLI, "select", "--root", str(root), "--files-from", "-",
                                stdin="src/core/a.py\npipegen/cli.py\n")
     assert status in (0, None)
-    assert "pipegen.decide" in modules  # it did select
+    assert "pipegen.selection.decide" in modules  # it did select
     assert _heavy(modules) == []
 
 
@@ -74,7 +74,7 @@ def test_render_from_a_file_list_imports_no_validator_library(small_repo: Path, 
         status, modules = _modules(CLI, "render", "--root", str(small_repo), "--files-from", "-",
                                    stdin="src/core/a.py\n", env={"PIPEGEN_CACHE_DIR": str(cache)})
         assert status in (0, None), run
-        assert "pipegen.bkschema" in modules  # it did validate
+        assert "pipegen.buildkite.schema" in modules  # it did validate
         assert [m for m in modules if m.split(".")[0] in RENDER_UNUSED] == [], run
         assert list(cache.glob("buildkite-schema-*.marshal")), run
 

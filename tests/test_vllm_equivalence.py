@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipegen.decide import decide
-from pipegen.declarations import load
+from pipegen.selection.decide import decide
+from pipegen.declarations.load import load
 from pipegen.model import ChangeSet
-from pipegen.pipeline import SelectArgs, options_from
+from pipegen.selection.chain import SelectArgs, options_from
 
 from . import vllm_reference
 

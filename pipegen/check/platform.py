@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from pipegen.check_tests import always_runs
+from pipegen.check.coverage import always_runs
 from pipegen.errors import DeclarationError
-from pipegen.findings import Finding
+from pipegen.check.findings import Finding
 from pipegen.model import Declarations, Location, Step
-from pipegen.pipeline_check import JOB_LIMIT as UPLOAD_LIMIT
-from pipegen.yamlout import BLOCK_PREFIX, KEY_BAD, KEY_MAX, UUID_KEY, valid_key
+from pipegen.render.output_check import JOB_LIMIT as UPLOAD_LIMIT
+from pipegen.render.yaml_writer import BLOCK_PREFIX, KEY_BAD, KEY_MAX, UUID_KEY, valid_key
 
 
 def hardware_findings(decl: Declarations, place: Callable[[Step], Any]) -> list[Finding]:

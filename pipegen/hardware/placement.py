@@ -241,7 +241,7 @@ def _family_of(step: Step, inventory: Inventory) -> tuple[Family, int | None]:
         return family, None
     resolved = inventory.resolve(step.device)
     if resolved is None:
-        from pipegen.schema import suggest
+        from pipegen.declarations.fields import suggest
 
         known = inventory.names()
         hint = suggest(step.device, known, "families") if known else f"create {DEFAULT_FILE}"

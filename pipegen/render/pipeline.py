@@ -24,9 +24,9 @@ from typing import Any, Mapping, Sequence
 from pipegen.cache import cache_dir
 from pipegen.errors import OutputError, UsageError
 from pipegen.model import Declarations, Selection, Step
-from pipegen.command_step import command_item, skip_text
-from pipegen.pipeline_check import JOB_LIMIT, check
-from pipegen.yamlout import BLOCK_PREFIX, Dollars, Safe, block, flow, key_map, scalar, unique_key, valid_key
+from pipegen.render.command_step import command_item, skip_text
+from pipegen.render.output_check import JOB_LIMIT, check
+from pipegen.render.yaml_writer import BLOCK_PREFIX, Dollars, Safe, block, flow, key_map, scalar, unique_key, valid_key
 
 UNSELECTED = ("block", "skip", "omit")
 PRESENT = frozenset({"run", "blocked", "skip-step"})  # the states a step is in the pipeline with
@@ -187,7 +187,7 @@ def builtin_templates() -> str:
     Found beside this file rather than through importlib.resources, whose imports (zipfile
     among them) every render would pay; Jinja's FileSystemLoader needs a real folder anyway.
     """
-    package = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     installed = os.path.join(package, "templates")
     if os.path.isfile(os.path.join(installed, "pipeline.j2")):
         return installed
@@ -289,7 +289,7 @@ class Rendered:
 
     @property
     def annotation(self) -> str:
-        from pipegen.annotate import annotation
+        from pipegen.render.annotate import annotation
 
         return annotation(self.plan)
 
@@ -297,8 +297,8 @@ class Rendered:
 def render_pipeline(decl: Declarations, selection: Selection, *, unselected: str | None = None,
                     templates: str | None = None, limit: int = JOB_LIMIT) -> Rendered:
     """Declarations + decisions -> validated YAML and its annotation. Pure but for reading templates."""
-    from pipegen.hardware import jobs
-    from pipegen.inventory import load_inventory
+    from pipegen.hardware.placement import jobs
+    from pipegen.hardware.inventory import load_inventory
 
     inventory = load_inventory(decl)
     placed = jobs(decl, inventory)
@@ -311,7 +311,7 @@ def render_pipeline(decl: Declarations, selection: Selection, *, unselected: str
 def run(args: Any, *, unselected: str | None, templates: str | None, annotation_file: str | None,
         environ: Mapping[str, str] | None = None) -> int:
     """`pipegen render`: select, render, validate; print only a valid pipeline."""
-    from pipegen.pipeline import select, warn_if_untrusted
+    from pipegen.selection.chain import select, warn_if_untrusted
 
     decl, selection = select(args, environ)
     warn_if_untrusted(selection)
@@ -319,7 +319,7 @@ def run(args: Any, *, unselected: str | None, templates: str | None, annotation_
         rendered = render_pipeline(decl, selection, unselected=unselected, templates=templates)
     except LimitError as exc:
         if annotation_file:
-            from pipegen.annotate import annotation
+            from pipegen.render.annotate import annotation
 
             _write(annotation_file, annotation(exc.plan, error=str(exc.message)))
         raise

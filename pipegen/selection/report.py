@@ -6,7 +6,7 @@ import json
 from typing import Any, Sequence
 
 from pipegen.model import ACTIONS, Declarations, Selection, Step
-from pipegen.matching import explain
+from pipegen.selection.matching import explain
 
 HEADINGS = {"run": "Run", "block": "Blocked (wait to be unblocked)", "skip": "Skipped"}
 

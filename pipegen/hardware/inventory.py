@@ -29,9 +29,9 @@ import functools
 import os
 from typing import Any, Mapping
 
-from pipegen import schema as s
+from pipegen.declarations import fields as s
 from pipegen.errors import DeclarationError
-from pipegen.hardware import (DEFAULT_FILE, DOCKER_PLUGIN, PLAIN, TEMPLATE_KINDS, VENDORS, Family, Inventory, Route,
+from pipegen.hardware.placement import (DEFAULT_FILE, DOCKER_PLUGIN, PLAIN, TEMPLATE_KINDS, VENDORS, Family, Inventory, Route,
                               Template)
 from pipegen.model import Declarations, Location
 
@@ -57,7 +57,7 @@ def load_inventory(decl: Declarations) -> Inventory:
 
 
 def load_inventory_file(path: str, display: str | None = None) -> Inventory:
-    from pipegen.yamlio import load_file
+    from pipegen.declarations.yamlio import load_file
 
     name = display or path
     return parse_inventory(load_file(path, name), name)
@@ -66,9 +66,9 @@ def load_inventory_file(path: str, display: str | None = None) -> Inventory:
 @functools.cache
 def vllm_inventory() -> Inventory:
     """vLLM's queue table (ci-infra constants.py / get_agent_queue), shipped as data."""
-    from pipegen.yamlio import load_text
+    from pipegen.declarations.yamlio import load_text
 
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", PRESET_FILE)
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", PRESET_FILE)
     with open(path, encoding="utf-8") as handle:  # beside this file, like render.builtin_templates()
         text = handle.read()
     return parse_inventory(load_text(text, PRESET_FILE), "preset:vllm")

@@ -39,7 +39,7 @@ class SelectArgs:
 
 
 def load_declarations(args: SelectArgs) -> Declarations:
-    from pipegen.declarations import load
+    from pipegen.declarations.load import load
 
     return load(args.root, args.config)
 
@@ -77,7 +77,7 @@ def _json_keys(name: str, text: str) -> tuple[str, ...]:
 def read_changes(args: SelectArgs, decl: Declarations, environ: Mapping[str, str]) -> ChangeSet:
     if args.files_from:
         return ChangeSet(tuple(read_file_list(args.files_from)), reason=f"file list from {args.files_from}")
-    from pipegen.git import changed_files
+    from pipegen.selection.git import changed_files
 
     changes = changed_files(
         args.root,
@@ -107,7 +107,7 @@ def read_file_list(source: str, option: str = "--files-from") -> list[str]:
 
 def select(args: SelectArgs, environ: Mapping[str, str] | None = None) -> tuple[Declarations, Selection]:
     """Declarations, changes and decisions: the chain behind select, render and run."""
-    from pipegen.decide import decide
+    from pipegen.selection.decide import decide
 
     environ = os.environ if environ is None else environ
     decl = load_declarations(args)

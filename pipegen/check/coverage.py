@@ -12,13 +12,13 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from pipegen.check_entries import declared, either, nearest
-from pipegen.commands_extract import TestRef, extract
-from pipegen.decide import always_run_pattern
-from pipegen.fileindex import FileIndex, bits
-from pipegen.findings import Finding
-from pipegen.imports import ImportGraph
-from pipegen.matching import explain
+from pipegen.check.entries import declared, either, nearest
+from pipegen.check.test_refs import TestRef, extract
+from pipegen.selection.decide import always_run_pattern
+from pipegen.check.file_index import FileIndex, bits
+from pipegen.check.findings import Finding
+from pipegen.check.import_graph import ImportGraph
+from pipegen.selection.matching import explain
 from pipegen.model import Declarations, Step
 
 

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from pipegen.errors import DeclarationError
 from pipegen.model import Location, Warning_
-from pipegen.yamlio import LocDict, LocList
+from pipegen.declarations.yamlio import LocDict, LocList
 
 Checker = Callable[[Any, Location], Any]
 

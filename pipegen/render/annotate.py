@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipegen.report import _md, banner, summary, warnings_markdown
+from pipegen.selection.report import _md, banner, summary, warnings_markdown
 
 ACTION_ORDER = ("run", "blocked", "skip-step", "omitted", "left out")
 ACTION_TEXT = {

@@ -12,11 +12,11 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
-from pipegen import schema as s
+from pipegen.declarations import fields as s
 from pipegen.errors import DeclarationError
 from pipegen.model import Location, Step, Warning_
-from pipegen.presets import AMD_GPU_DEVICES, AMD_GROUP, AMD_IMAGE_BUILD, derive_key
-from pipegen.yamlio import LocDict, LocList
+from pipegen.declarations.presets import AMD_GPU_DEVICES, AMD_GROUP, AMD_IMAGE_BUILD, derive_key
+from pipegen.declarations.yamlio import LocDict, LocList
 
 STEP_FIELDS: dict[str, s.Checker] = {
     "label": s.string,

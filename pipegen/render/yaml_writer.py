@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from pipegen.fastyaml import PLAIN, SPECIAL_WORDS
+from pipegen.render.fastyaml import PLAIN, SPECIAL_WORDS
 
 if TYPE_CHECKING:
     from pipegen.model import Step

@@ -13,7 +13,7 @@ import fnmatch
 from typing import Sequence
 
 from pipegen.errors import UsageError
-from pipegen.matching import StepIndex, entry_matches, first_match
+from pipegen.selection.matching import StepIndex, entry_matches, first_match
 from pipegen.model import ChangeSet, Decision, Declarations, Options, Reason, Rule, Selection, Settings, Step
 
 

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from pipegen.model import Step
-from pipegen.yamlout import Dollars
+from pipegen.render.yaml_writer import Dollars
 
 SKIP_MAX = 70  # Buildkite: `skip` reason at most 70 characters
 LOST_AGENT = {"exit_status": -1, "limit": 1}

@@ -46,7 +46,7 @@ def load(text: str) -> Any:
     try:
         return Reader(text).document()
     except NotInDialect:
-        from pipegen.yamlio import load_text  # PyYAML, refusing duplicate keys as this reader does
+        from pipegen.declarations.yamlio import load_text  # PyYAML, refusing duplicate keys as this reader does
 
         return load_text(text, "the rendered pipeline")
 

@@ -13,7 +13,7 @@ import posixpath
 import re
 from typing import Iterable, Iterator
 
-from pipegen.matching import entry_matches, is_glob
+from pipegen.selection.matching import entry_matches, is_glob
 from pipegen.model import PatternKind
 
 REGEX_META = re.compile(r"[.^$*+?{}\[\]\\|()]")

@@ -12,13 +12,13 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from pipegen import check_entries as entries
-from pipegen import check_platform as platform
-from pipegen import check_tests as tests
+from pipegen.check import entries
+from pipegen.check import platform
+from pipegen.check import coverage as tests
 from pipegen.errors import DeclarationError
-from pipegen.fileindex import FileIndex
-from pipegen.findings import Finding, Report, strict
-from pipegen.imports import ImportGraph, ModuleFiles, Reader
+from pipegen.check.file_index import FileIndex
+from pipegen.check.findings import Finding, Report, strict
+from pipegen.check.import_graph import ImportGraph, ModuleFiles, Reader
 from pipegen.model import Declarations, Location, Step
 
 AMD_TWIN_FILE = "test-amd.yaml"  # next to vLLM's ci_config.yaml
@@ -108,20 +108,20 @@ def declaration_error(exc: DeclarationError) -> Report:
 def check_repository(root: str, config: str | None, *, tracked_files: str | None, amd_file: str | None,
                      environ: Mapping[str, str], orphans: bool = False, strict_mode: bool = False) -> Report:
     """Load everything `check` needs from the repository at `root`, and check it."""
-    from pipegen.declarations import load, load_documents
-    from pipegen.hardware import place
-    from pipegen.inventory import load_inventory
+    from pipegen.declarations.load import load, load_documents
+    from pipegen.hardware.placement import place
+    from pipegen.hardware.inventory import load_inventory
 
     decl, docs = load_documents(root, config)
     amd_path = amd_file or _twin_file(root, decl)
     amd = load(root, amd_path) if amd_path else None
     inventory = load_inventory(decl)
     if tracked_files:
-        from pipegen.pipeline import read_file_list
+        from pipegen.selection.chain import read_file_list
 
         tracked = read_file_list(tracked_files, "--tracked-files")
     else:
-        from pipegen.git import tracked_files as git_tracked
+        from pipegen.selection.git import tracked_files as git_tracked
 
         tracked = git_tracked(root, environ)
     inputs = Inputs(

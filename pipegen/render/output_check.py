@@ -17,7 +17,7 @@ JOB_LIMIT = 500  # buildkite-agent pipeline upload refuses more jobs in one uplo
 
 def check(text: str, limit: int = JOB_LIMIT) -> dict[str, Any]:
     """Parse the rendered text back and validate it; an OutputError when Buildkite would refuse it."""
-    from pipegen.fastyaml import load
+    from pipegen.render.fastyaml import load
 
     try:
         data = load(text)
@@ -27,7 +27,7 @@ def check(text: str, limit: int = JOB_LIMIT) -> dict[str, Any]:
                           fix="check the --templates override (every value must go through a filter)") from None
     if not isinstance(data, dict):
         raise OutputError("the rendered pipeline is not a mapping with 'steps'")
-    from pipegen.bkschema import validate
+    from pipegen.buildkite.schema import validate
 
     validate(data)
     _check_graph(data, limit)

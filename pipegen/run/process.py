@@ -18,7 +18,7 @@ import time
 from collections import deque
 from typing import Callable, Iterator, Mapping, Sequence, TextIO
 
-from pipegen.localrun import FAILED, Planned, Result, Status, duration
+from pipegen.run.plan import FAILED, Planned, Result, Status, duration
 
 TICK_S = 0.2  # how often the live display redraws and the timeout is checked
 GRACE_S = 10.0  # SIGTERM -> SIGKILL

@@ -12,11 +12,11 @@ import difflib
 import posixpath
 from typing import Any, Iterable, Iterator, Mapping
 
-from pipegen.fileindex import FileIndex
-from pipegen.findings import Finding
-from pipegen.matching import is_glob, split
+from pipegen.check.file_index import FileIndex
+from pipegen.check.findings import Finding
+from pipegen.selection.matching import is_glob, split
 from pipegen.model import Declarations, Location, PatternKind, Step
-from pipegen.yamlio import LocDict, LocList
+from pipegen.declarations.yamlio import LocDict, LocList
 
 ENTRY_FIELDS = ("source_file_dependencies", "run_all_patterns", "run_all_exclude_patterns", "run_all", "run_all_exclude")
 SOURCE_SUFFIXES = (".py", ".pyx", ".pyi", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".h", ".hpp", ".rs", ".sh")

@@ -24,18 +24,18 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Callable, Literal, Mapping, Sequence, TextIO
 
-from pipegen import report
-from pipegen.command_step import uses_plugin
-from pipegen.commands_extract import map_workdir
-from pipegen.detect import GPU_VENDORS, Machine, machine as this_machine
+from pipegen.selection import report
+from pipegen.render.command_step import uses_plugin
+from pipegen.check.test_refs import map_workdir
+from pipegen.hardware.detect import GPU_VENDORS, Machine, machine as this_machine
 from pipegen.errors import DeclarationError, UsageError
-from pipegen.hardware import Inventory, place
-from pipegen.inventory import load_inventory
-from pipegen.junit import Case, junit_xml
+from pipegen.hardware.placement import Inventory, place
+from pipegen.hardware.inventory import load_inventory
+from pipegen.run.junit import Case, junit_xml
 from pipegen.model import Declarations, Selection, Step
-from pipegen.pipeline import SelectArgs, load_declarations, select
-from pipegen.schema import suggest
-from pipegen.yamlout import Dollars
+from pipegen.selection.chain import SelectArgs, load_declarations, select
+from pipegen.declarations.fields import suggest
+from pipegen.render.yaml_writer import Dollars
 
 Status = Literal["passed", "failed", "timed out", "interrupted", "not run"]
 DEFAULT_LOG_DIR = ".pipegen/logs"  # under the repository root
@@ -332,7 +332,7 @@ def run_command(args: SelectArgs, options: RunOptions, environ: Mapping[str, str
     if options.dry_run:
         out.write(plan_text(the_plan))
         return 0
-    from pipegen.steprun import Progress, read_log, run_all
+    from pipegen.run.process import Progress, read_log, run_all
 
     out.write("\n".join([machine_line(machine), *header]) + "\n")
     progress = Progress.for_stream(out, len(the_plan.runs))

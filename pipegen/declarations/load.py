@@ -14,18 +14,18 @@ import graphlib
 import os
 from typing import Any
 
-from pipegen import schema as s
+from pipegen.declarations import fields as s
 from pipegen.errors import DeclarationError, UsageError
 from pipegen.model import Declarations, Location, Rule, Settings, Step, Warning_
-from pipegen.presets import (
+from pipegen.declarations.presets import (
     LEGACY_MIRROR_TAG_DEFAULT,
     LEGACY_MIRROR_TAG_ENV,
     derive_key,
     legacy_settings,
     vllm_settings,
 )
-from pipegen.steps_file import STEP_FIELDS, VLLM_IGNORED, load_steps_file
-from pipegen.yamlio import LocDict, LocList, load_file
+from pipegen.declarations.steps_file import STEP_FIELDS, VLLM_IGNORED, load_steps_file
+from pipegen.declarations.yamlio import LocDict, LocList, load_file
 
 DEFAULT_CONFIGS = (".buildkite/pipegen.yaml", ".buildkite/ci_config.yaml")
 
