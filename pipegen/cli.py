@@ -181,7 +181,8 @@ def run(step_keys: tuple[str, ...], hardware: str | None, dry_run: bool, keep_go
     """
     import os
 
-    from pipegen.run.plan import RunOptions, run_command
+    from pipegen.run.plan import RunOptions
+    from pipegen.commands.run import run_command
 
     options = RunOptions(step_keys, hardware, dry_run, keep_going, log_dir, junit, timeout_scale)
     return run_command(_args(**kwargs), options, os.environ, sys.stdout)

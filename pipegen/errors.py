@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pipegen.model import Location
 
 EXIT_FINDINGS = 1  # findings, a failed test, an invalid pipeline
@@ -36,3 +38,11 @@ class OutputError(PipegenError):
     """The rendered pipeline would not be accepted (schema, limits)."""
 
     exit_code = EXIT_FINDINGS
+
+
+def suggest(name: str, known: Any, noun: str = "fields") -> str:
+    """The fix for an unknown name: the closest known one, or the list of known ones."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'?" if close else f"known {noun}: {', '.join(sorted(known))}"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipegen.check.test_refs import extract, map_workdir
+from pipegen.check.test_refs import extract
+from pipegen.buildkite.workdir import map_workdir
 
 VLLM = (("/vllm-workspace", ""),)
 

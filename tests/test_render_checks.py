@@ -15,7 +15,7 @@ from tests.test_render import assert_valid, by_key, make_repo, render
 
 def test_skip_reason_is_cut_to_70_characters_without_splitting_a_dollar_pair():
     from pipegen.render.command_step import skip_text
-    from pipegen.render.yaml_writer import Dollars
+    from pipegen.buildkite.dollars import Dollars
 
     double = Dollars()
     assert skip_text("", double) == "not selected"

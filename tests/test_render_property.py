@@ -15,7 +15,9 @@ from pipegen.model import ChangeSet, Decision, Declarations, Location, Reason, S
 from pipegen.render.output_check import check
 from pipegen.render.pipeline import plan, render
 from pipegen.declarations.yamlio import load_text
-from pipegen.render.yaml_writer import Dollars, scalar, valid_key
+from pipegen.render.yaml_writer import scalar
+from pipegen.buildkite.dollars import Dollars
+from pipegen.buildkite.keys import valid_key
 from pipegen.hardware.placement import jobs
 
 NASTY = ["", " ", "a: b", "- x", "#", "# c", "'", '"', "\\", "\n", "\r\n", "\t", "{{ x }}", "{% if %}", "yes", "no",

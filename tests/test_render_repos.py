@@ -62,7 +62,7 @@ def test_vllm_configuration_validates(args, files):
     assert result.exit_code == 0, result.stderr
     data = assert_valid(result.stdout)
     assert_fast_dialect(result.stdout)
-    from pipegen.render.output_check import count_jobs
+    from pipegen.buildkite.limits import count_jobs
 
     assert count_jobs(data["steps"]) <= 500
 

@@ -17,9 +17,10 @@ from click.testing import CliRunner
 
 from pipegen.cli import cli
 from pipegen.hardware.detect import Machine
-from pipegen.run.plan import duration, script, shortfall, step_env
+from pipegen.run.output import duration
+from pipegen.run.plan import script, shortfall, step_env
 from pipegen.model import Location, Step
-from pipegen.render.yaml_writer import Dollars
+from pipegen.buildkite.dollars import Dollars
 
 INVENTORY = """\
 hardware:
@@ -455,7 +456,7 @@ def test_live_progress_redraws_one_line() -> None:
 
 
 def test_local_env_puts_this_pythons_scripts_first_on_path() -> None:
-    from pipegen.run.plan import local_env
+    from pipegen.commands.run import local_env
 
     env = local_env({"PATH": "/usr/bin", "X": "1"})
     assert env == {"PATH": os.path.dirname(sys.executable) + os.pathsep + "/usr/bin", "X": "1"}

@@ -18,8 +18,8 @@ from pipegen.check.coverage import always_runs
 from pipegen.errors import DeclarationError
 from pipegen.check.findings import Finding
 from pipegen.model import Declarations, Location, Step
-from pipegen.render.output_check import JOB_LIMIT as UPLOAD_LIMIT
-from pipegen.render.yaml_writer import BLOCK_PREFIX, KEY_BAD, KEY_MAX, UUID_KEY, valid_key
+from pipegen.buildkite.limits import JOB_LIMIT as UPLOAD_LIMIT
+from pipegen.buildkite.keys import BLOCK_PREFIX, KEY_BAD, KEY_MAX, UUID_KEY, valid_key
 
 
 def hardware_findings(decl: Declarations, place: Callable[[Step], Any]) -> list[Finding]:

@@ -19,6 +19,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from pipegen.buildkite.workdir import joined, map_workdir
+
 # pytest options that take a value in the next argument (when written without "=").
 PYTEST_VALUE_OPTIONS = frozenset(
     "-k -m -p -c -o -n -W -r --ignore --ignore-glob --deselect --rootdir --confcutdir --basetemp --junitxml "
@@ -55,32 +57,6 @@ class TestRef:
     def surely_path(self) -> bool:
         """False for a bare word (`engine`): a folder if it exists, else maybe an option's value."""
         return "/" in self.written or self.written.endswith(".py")
-
-
-def map_workdir(working_dir: str | None, mapping: Sequence[tuple[str, str]]) -> str | None:
-    """The repo-relative dir for a step's working dir; None if it cannot be mapped."""
-    if not working_dir:
-        return ""
-    if not working_dir.startswith("/"):
-        return _normal("", working_dir)
-    best = max((m for m in mapping if _under(working_dir, m[0])), key=lambda m: len(m[0]), default=None)
-    if best is None:
-        return None
-    rest = working_dir[len(best[0].rstrip("/")):].lstrip("/")
-    return _normal(best[1], rest)
-
-
-def _under(path: str, prefix: str) -> bool:
-    base = prefix.rstrip("/")
-    return path == base or path.startswith(base + "/")
-
-
-def _normal(base: str, path: str) -> str | None:
-    """`path` joined to repo-relative `base`, normalised; None if it leaves the repository."""
-    joined = posixpath.normpath(posixpath.join(base, path)) if (base or path) else "."
-    if joined == ".":
-        return ""
-    return None if joined == ".." or joined.startswith("../") else joined
 
 
 def tokens(command: str) -> list[str] | None:
@@ -159,13 +135,13 @@ def _cd(cwd: str | None, args: list[str], mapping: Sequence[tuple[str, str]]) ->
     target = next((a for a in args if not a.startswith("-")), None)
     if target is None or DYNAMIC.search(target) or (cwd is None and not target.startswith("/")):
         return None
-    return map_workdir(target, mapping) if target.startswith("/") else _normal(cwd or "", target)
+    return map_workdir(target, mapping) if target.startswith("/") else joined(cwd or "", target)
 
 
 def _resolve(cwd: str, written: str, mapping: Sequence[tuple[str, str]]) -> str | None:
     if written.startswith("/"):
         return map_workdir(written, mapping) or None
-    return _normal(cwd, written) or None
+    return joined(cwd, written) or None
 
 
 def _named(words: list[str]) -> list[tuple[str, str, tuple[str, ...]]]:

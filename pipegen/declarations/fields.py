@@ -6,10 +6,9 @@ normalised value or raises DeclarationError naming the file, line and fix.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, Callable
 
-from pipegen.errors import DeclarationError
+from pipegen.errors import DeclarationError, suggest
 from pipegen.model import Location, Warning_
 from pipegen.declarations.yamlio import LocDict, LocList
 
@@ -129,11 +128,6 @@ def _kind(value: Any) -> str:
         if isinstance(value, kind):  # LocDict and LocList are dict and list
             return name
     return type(value).__name__
-
-
-def suggest(name: str, known: Any, noun: str = "fields") -> str:
-    close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'?" if close else f"known {noun}: {', '.join(sorted(known))}"
 
 
 def require_mapping(value: Any, where: Location, what: str) -> LocDict:

@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 from pipegen.declarations import fields as s
-from pipegen.errors import DeclarationError, UsageError
+from pipegen.errors import DeclarationError, UsageError, suggest
 from pipegen.model import Declarations, Location, Rule, Settings, Step, Warning_
 from pipegen.declarations.presets import (
     LEGACY_MIRROR_TAG_DEFAULT,
@@ -273,7 +273,7 @@ def validate_graph(steps: list[Step]) -> None:
         for target in step.depends_on:
             if target not in by_key:
                 raise DeclarationError(f"step '{step.key}' depends on unknown step '{target}'", step.location,
-                                       s.suggest(target, by_key, "step keys") if by_key else "remove the depends_on entry")
+                                       suggest(target, by_key, "step keys") if by_key else "remove the depends_on entry")
     try:
         graphlib.TopologicalSorter({k: step.depends_on for k, step in by_key.items()}).prepare()
     except graphlib.CycleError as exc:

@@ -171,6 +171,12 @@ class Job:
         return self.family.template
 
     @property
+    def uses_plugin(self) -> bool:
+        """Whether the family's plugin (its container, its environment) wraps the job: not for a
+        `no_plugin` step, nor across nodes (vLLM's multi-node script starts its own containers)."""
+        return not self.step.no_plugin and self.nodes <= 1
+
+    @property
     def vendor(self) -> str:
         return self.family.vendor
 
@@ -241,7 +247,7 @@ def _family_of(step: Step, inventory: Inventory) -> tuple[Family, int | None]:
         return family, None
     resolved = inventory.resolve(step.device)
     if resolved is None:
-        from pipegen.declarations.fields import suggest
+        from pipegen.errors import suggest
 
         known = inventory.names()
         hint = suggest(step.device, known, "families") if known else f"create {DEFAULT_FILE}"

@@ -12,9 +12,8 @@ import re
 from typing import Any
 
 from pipegen.model import Step
-from pipegen.render.yaml_writer import Dollars
-
-SKIP_MAX = 70  # Buildkite: `skip` reason at most 70 characters
+from pipegen.buildkite.dollars import Dollars
+from pipegen.buildkite.limits import SKIP_MAX
 LOST_AGENT = {"exit_status": -1, "limit": 1}
 
 
@@ -55,12 +54,6 @@ def _covers_lost_agent(item: Any) -> bool:
     return status in (-1, "*") or (isinstance(status, list) and -1 in status)
 
 
-def uses_plugin(step: Step, job: Any) -> bool:
-    """Whether the family's plugin (its container, its environment) wraps the job: not for a
-    `no_plugin` step, nor across nodes (vLLM's multi-node script starts its own containers)."""
-    return not step.no_plugin and job.nodes <= 1
-
-
 def command_item(step: Step, job: Any, key: str, depends: list[str], dollars: Dollars, skip: str | None) -> dict[str, Any]:
     template = job.template
     multi_node = job.nodes > 1
@@ -76,7 +69,7 @@ def command_item(step: Step, job: Any, key: str, depends: list[str], dollars: Do
         lines = cd + setup
         for index, command in enumerate(commands, 1):
             lines += [_banner(index, len(commands), command), command]
-    plugin = template if uses_plugin(step, job) else None  # plain.j2 renders no plugin by default
+    plugin = template if job.uses_plugin else None  # plain.j2 renders no plugin by default
     return {
         "type": "command",
         "label": dollars(step.label),

@@ -18,15 +18,14 @@ import json
 import re
 from typing import Any
 
+# The writer's dialect: plain words it writes unquoted (unless special) are read back as strings.
+from pipegen.render.yaml_writer import PLAIN, SPECIAL_WORDS
+
 
 class NotInDialect(Exception):
     """The text uses YAML this reader does not handle: use PyYAML."""
 
 
-# Plain words: written unquoted by yamlout.scalar (unless special) and read back as strings here.
-PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*\Z")
-# Plain words a YAML 1.1 reader (PyYAML) turns into booleans or null.
-SPECIAL_WORDS = frozenset({"y", "yes", "n", "no", "true", "false", "on", "off", "null"})
 _INT = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
 _scanstring = json.decoder.scanstring  # C: a JSON string body -> (text, end)
 # Raw characters a YAML reader folds or refuses inside a quoted scalar; JSON would keep them.

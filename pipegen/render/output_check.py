@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipegen.buildkite.limits import JOB_LIMIT, count_jobs
 from pipegen.errors import DeclarationError, OutputError
-
-JOB_LIMIT = 500  # buildkite-agent pipeline upload refuses more jobs in one upload
-
 
 def check(text: str, limit: int = JOB_LIMIT) -> dict[str, Any]:
     """Parse the rendered text back and validate it; an OutputError when Buildkite would refuse it."""
@@ -32,19 +30,6 @@ def check(text: str, limit: int = JOB_LIMIT) -> dict[str, Any]:
     validate(data)
     _check_graph(data, limit)
     return data
-
-
-def count_jobs(steps: Any) -> int:
-    total = 0
-    for step in steps or ():
-        if isinstance(step, dict) and "group" in step and isinstance(step.get("steps"), list):
-            total += 1 + count_jobs(step["steps"])
-        elif isinstance(step, dict):
-            parallelism = step.get("parallelism")
-            total += parallelism if isinstance(parallelism, int) and parallelism > 1 else 1
-        else:
-            total += 1
-    return total
 
 
 def _check_graph(data: dict[str, Any], limit: int) -> None:

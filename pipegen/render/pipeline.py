@@ -25,8 +25,11 @@ from pipegen.cache import cache_dir
 from pipegen.errors import OutputError, UsageError
 from pipegen.model import Declarations, Selection, Step
 from pipegen.render.command_step import command_item, skip_text
-from pipegen.render.output_check import JOB_LIMIT, check
-from pipegen.render.yaml_writer import BLOCK_PREFIX, Dollars, Safe, block, flow, key_map, scalar, unique_key, valid_key
+from pipegen.render.output_check import check
+from pipegen.buildkite.limits import JOB_LIMIT
+from pipegen.render.yaml_writer import Safe, block, flow, scalar
+from pipegen.buildkite.dollars import Dollars
+from pipegen.buildkite.keys import BLOCK_PREFIX, key_map, unique_key, valid_key
 
 UNSELECTED = ("block", "skip", "omit")
 PRESENT = frozenset({"run", "blocked", "skip-step"})  # the states a step is in the pipeline with

@@ -15,16 +15,13 @@ in the pipeline (`key_map`, `unique_key`).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import Any
 
-from pipegen.render.fastyaml import PLAIN, SPECIAL_WORDS
 
-if TYPE_CHECKING:
-    from pipegen.model import Step
-
-KEY_MAX = 100  # Buildkite: a key is at most 100 characters
-
-# --------------------------------------------------------------------------- YAML scalars
+# A plain word that every YAML reader takes as this very string (fastyaml reads the same dialect back).
+PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*\Z")
+# YAML 1.1 words that a plain scalar would turn into a bool or null: these are always quoted.
+SPECIAL_WORDS = frozenset({"y", "yes", "n", "no", "true", "false", "on", "off", "null"})
 
 # Characters that cannot stand raw inside a double-quoted YAML scalar, or that a
 # YAML reader would fold or drop: controls, NEL and the Unicode line separators,
@@ -109,70 +106,3 @@ def _block_lines(value: Any, indent: int) -> list[str]:
                 out.append(f"{pad}- {scalar(item)}")
         return out
     return [pad + scalar(value)]
-
-
-_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)|([A-Za-z_][A-Za-z0-9_]*))?")
-
-
-class Dollars:
-    """Upload-time interpolation: `$` doubled except for the variables to keep ("*": all of them)."""
-
-    def __init__(self, keep: Iterable[str] = ()):
-        self.keep = frozenset(keep)
-        self.all = "*" in self.keep
-
-    def __call__(self, text: str) -> str:
-        if self.all or "$" not in text:
-            return text
-        if not self.keep:
-            return text.replace("$", "$$")
-        return _VARIABLE.sub(self._one, text)
-
-    def _one(self, match: re.Match[str]) -> str:
-        name = match.group(1) or match.group(2)
-        return match.group() if name in self.keep else "$" + match.group()
-
-
-# --------------------------------------------------------------------------- keys
-
-BLOCK_PREFIX = "block-"  # a step's block step is keyed "block-<its key>"
-KEY_BAD = re.compile(r"[^A-Za-z0-9_:\-]+")
-UUID_KEY = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-
-
-def valid_key(key: str) -> str:
-    """A Buildkite key for `key`: same text when valid, else a deterministic valid one.
-
-    Allowed: letters, digits, `_`, `-`, `:` (the schema also allows `$`, `{`, `}`
-    for interpolation, and `.`/`,` in newer versions; pipegen never emits them).
-    At most 100 characters (long keys keep a hash of the whole), never UUID-like.
-    """
-    out = KEY_BAD.sub("-", key).strip("-") or "step"
-    if len(out) > KEY_MAX or out != key and len(out) > KEY_MAX - 9:
-        import hashlib
-
-        digest = hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-        out = out[: KEY_MAX - 9].rstrip("-") + "-" + digest
-    if UUID_KEY.match(out):
-        out += "-k"
-    return out
-
-
-def key_map(steps: Sequence[Step]) -> dict[str, str]:
-    """Declared key -> unique valid key, in declaration order (deterministic)."""
-    out: dict[str, str] = {}
-    used: set[str] = set()
-    for step in steps:
-        out[step.key] = unique_key(valid_key(step.key), used)
-    return out
-
-
-def unique_key(key: str, used: set[str]) -> str:
-    """`key`, or `key-2`, `key-3`, ... (cut to fit KEY_MAX): the first not in `used`, which it joins."""
-    final, n = key, 2
-    while final in used:
-        final = f"{key[: KEY_MAX - len(str(n)) - 1]}-{n}"
-        n += 1
-    used.add(final)
-    return final
-

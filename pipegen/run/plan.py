@@ -1,46 +1,31 @@
-"""`pipegen run`: plan the selected steps onto this machine, run them, report.
+"""`pipegen run`, planning (pure): the selected steps placed on this machine.
 
-Planning is pure: each selected declared step (its fan-out targets and
-mirrors share an `origin`) runs on the first of its targets this machine
-satisfies, or is listed with why it cannot. Running and reporting are
-the I/O edges: one `bash -e -c` process per step in a session of its own
-(so a timeout or Ctrl-C can stop everything it started), output to a
-log file, a summary table and optional JUnit XML.
-
-Steps run on this machine directly, not in CI's container: the docker
-working-directory prefix (`docker_workdir`) maps to the repository, the
-template's environment entries are kept where CI's plugin would set
-them, and its wrappers (plugin, `setup`, `wrap`) are left out. A `$`
-reaches the shell as it reaches CI's (see `script`).
+Each selected declared step (its fan-out targets and mirrors share an
+`origin`) runs on the first of its targets this machine satisfies, or is
+listed with why it cannot. Steps run on this machine directly, not in CI's
+container: the docker working-directory prefix (`docker_workdir`) maps to
+the repository, the template's environment entries are kept where CI's
+plugin would set them, and its wrappers (plugin, `setup`, `wrap`) are left
+out. A `$` reaches the shell as it reaches CI's (see `script`).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import sys
-from collections import Counter
 from dataclasses import dataclass
-from functools import partial
-from typing import Callable, Literal, Mapping, Sequence, TextIO
+from typing import Literal, Sequence
 
-from pipegen.selection import report
-from pipegen.render.command_step import uses_plugin
-from pipegen.check.test_refs import map_workdir
-from pipegen.hardware.detect import GPU_VENDORS, Machine, machine as this_machine
-from pipegen.errors import DeclarationError, UsageError
+from pipegen.buildkite.dollars import Dollars, uploaded
+from pipegen.buildkite.workdir import map_workdir
+from pipegen.errors import DeclarationError, UsageError, suggest
+from pipegen.hardware.detect import GPU_VENDORS, Machine
 from pipegen.hardware.placement import Inventory, place
-from pipegen.hardware.inventory import load_inventory
-from pipegen.run.junit import Case, junit_xml
 from pipegen.model import Declarations, Selection, Step
-from pipegen.selection.chain import SelectArgs, load_declarations, select
-from pipegen.declarations.fields import suggest
-from pipegen.render.yaml_writer import Dollars
 
 Status = Literal["passed", "failed", "timed out", "interrupted", "not run"]
 DEFAULT_LOG_DIR = ".pipegen/logs"  # under the repository root
 FAILED = ("failed", "timed out", "interrupted")
-JUNIT_LOG_LINES = 200  # of a failed step's log, with its JUnit failure (whole logs can be huge)
 
 
 @dataclass(frozen=True)
@@ -102,7 +87,6 @@ class Result:
         return self.status + (f" ({self.detail})" if self.detail else "")
 
 
-# --------------------------------------------------------------------------- planning (pure)
 
 Candidates = tuple[str, tuple[Step, ...]]  # (declared key, its targets in order)
 
@@ -158,14 +142,6 @@ def shortfall(machine: Machine, vendor: str, arch: str | None, gpus: int, family
     if machine.gpus < gpus:
         return f"{what}; this machine has {machine.gpus}"
     return ""
-
-
-def uploaded(text: str) -> str:
-    """Rendered text as the agent gets it after `pipeline upload`: `$$` is Buildkite's escape for `$`.
-
-    (A `$VAR` left for upload-time interpolation is left to the shell here.)
-    """
-    return text.replace("$$", "$")
 
 
 def script(commands: Sequence[str], dollars: Dollars) -> str:
@@ -224,7 +200,7 @@ def plan(decl: Declarations, candidates: Sequence[Candidates], machine: Machine,
                 hardware=job.hardware,
                 cwd=os.path.normpath(os.path.join(os.path.abspath(decl.root), folder or "")),
                 script=script(step.commands, dollars),
-                env=step_env(step, dollars, job.template.environment if uses_plugin(step, job) else ()),
+                env=step_env(step, dollars, job.template.environment if job.uses_plugin else ()),
                 timeout_s=minutes * 60 * options.timeout_scale if minutes else None,
                 log=os.path.normpath(os.path.join(log_dir, log_name(step.key))),
             ))
@@ -232,129 +208,3 @@ def plan(decl: Declarations, candidates: Sequence[Candidates], machine: Machine,
         else:
             unrunnable.append(Unrunnable(key, targets[0], tuple(whys), was_named))
     return Plan(machine, tuple(runs), tuple(unrunnable), tuple(header))
-
-
-# --------------------------------------------------------------------------- text (pure)
-
-
-def duration(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, secs = divmod(int(seconds), 60)
-    return f"{minutes}m{secs:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
-
-
-def machine_line(machine: Machine) -> str:
-    how = machine.source + (f"; {machine.note}" if machine.note else "")
-    return f"Machine: {machine} ({how})"
-
-
-def plan_text(p: Plan) -> str:
-    lines = [machine_line(p.machine), *p.header, f"Plan: {len(p.runs)} step(s) to run here", ""]
-    for n, run in enumerate(p.runs, 1):
-        lines.append(run.heading(n, len(p.runs)))
-        lines.append(f"  working dir: {run.cwd}")
-        lines += [f"  env: {k}={v}" for k, v in run.env]
-        if run.timeout_s is not None:
-            lines.append(f"  timeout: {duration(run.timeout_s)}")
-        lines.append(f"  log: {run.log}")
-        lines.append("  commands:")
-        lines += [f"    {line}" for line in run.script.splitlines()]
-        lines.append("")
-    lines += unrunnable_text(p.unrunnable)
-    return "\n".join(lines).rstrip("\n") + "\n"
-
-
-def unrunnable_text(unrunnable: Sequence[Unrunnable]) -> list[str]:
-    if not unrunnable:
-        return []
-    lines = [f"Cannot run on this machine ({len(unrunnable)}):"]
-    for u in unrunnable:
-        lines += [f"  {u.key}: {u.whys[0]}"] if len(u.whys) == 1 else [f"  {u.key}:", *(f"    {w}" for w in u.whys)]
-    return [*lines, ""]
-
-
-def summary_text(results: Sequence[Result], unrunnable: Sequence[Unrunnable]) -> str:
-    rows = [("step", "hardware", "result", "time")]
-    rows += [(r.planned.step.key, r.planned.hardware, r.outcome, duration(r.seconds) if r.status != "not run" else "-")
-             for r in results]
-    rows += [(u.key, "-", "cannot run here", "-") for u in unrunnable]
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3] for row in rows]
-    counts = Counter([r.status for r in results] + ["cannot run here"] * len(unrunnable))
-    totals = ", ".join(f"{n} {status}" for status, n in counts.items())
-    return "\n".join(["", *lines, "", *unrunnable_text(unrunnable), totals]) + "\n"
-
-
-def exit_status(results: Sequence[Result], unrunnable: Sequence[Unrunnable]) -> int:
-    if any(r.status == "interrupted" for r in results):
-        return 130
-    if any(r.status in FAILED for r in results) or any(u.named for u in unrunnable):
-        return 1
-    return 0
-
-
-def junit_cases(results: Sequence[Result], unrunnable: Sequence[Unrunnable],
-                read_log: Callable[[str], str]) -> list[Case]:
-    cases = []
-    for r in results:
-        step = r.planned.step
-        outcome = "failure" if r.status in FAILED else "skipped" if r.status == "not run" else "passed"
-        output = read_log(r.planned.log) if outcome == "failure" else ""
-        cases.append(Case(step.key, step.group or "pipegen", r.seconds, outcome, r.detail, r.status, output,
-                          step.location.file))
-    for u in unrunnable:
-        cases.append(Case(u.key, u.step.group or "pipegen", 0.0, "failure" if u.named else "skipped",
-                          f"cannot run on this machine: {u.why}", "no hardware", file=u.step.location.file))
-    return cases
-
-
-# --------------------------------------------------------------------------- the command (I/O)
-
-
-def run_command(args: SelectArgs, options: RunOptions, environ: Mapping[str, str], out: TextIO) -> int:
-    if options.step_keys:
-        decl = load_declarations(args)
-        candidates = named(decl, options.step_keys)
-        header = [f"Steps asked for: {', '.join(options.step_keys)}"]
-    else:
-        decl, selection = select(args, environ)
-        candidates = selected(decl, selection)
-        header = [*report.banner(selection), f"Selected: {report.summary(selection)}"]
-    if not candidates:
-        out.write("\n".join(header) + "\nNothing to run: no step is selected for this change "
-                  "(use --step KEY to run one anyway).\n")
-        if options.junit:
-            write_junit(options.junit, [])
-        return 0
-    machine = this_machine(options.hardware, environ)
-    the_plan = plan(decl, candidates, machine, load_inventory(decl), options, header)
-    if options.dry_run:
-        out.write(plan_text(the_plan))
-        return 0
-    from pipegen.run.process import Progress, read_log, run_all
-
-    out.write("\n".join([machine_line(machine), *header]) + "\n")
-    progress = Progress.for_stream(out, len(the_plan.runs))
-    results = run_all(the_plan.runs, progress, options.keep_going, local_env(environ))
-    out.write(summary_text(results, the_plan.unrunnable))
-    if options.junit:
-        write_junit(options.junit, junit_cases(results, the_plan.unrunnable, partial(read_log, lines=JUNIT_LOG_LINES)))
-        out.write(f"JUnit XML: {options.junit}\n")
-    return exit_status(results, the_plan.unrunnable)
-
-
-def local_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """This process's environment, with its Python's scripts (pytest, torchrun) first on PATH."""
-    env = dict(environ)
-    bin_dir = os.path.dirname(sys.executable)
-    env["PATH"] = os.pathsep.join(p for p in (bin_dir, env.get("PATH", "")) if p)
-    return env
-
-
-def write_junit(path: str, cases: list[Case]) -> None:
-    try:
-        with open(path, "wb") as f:
-            f.write(junit_xml("pipegen run", cases))
-    except OSError as exc:
-        raise UsageError(f"cannot write --junit {path}: {exc.strerror}") from None

@@ -18,7 +18,8 @@ import time
 from collections import deque
 from typing import Callable, Iterator, Mapping, Sequence, TextIO
 
-from pipegen.run.plan import FAILED, Planned, Result, Status, duration
+from pipegen.run.output import duration
+from pipegen.run.plan import FAILED, Planned, Result, Status
 
 TICK_S = 0.2  # how often the live display redraws and the timeout is checked
 GRACE_S = 10.0  # SIGTERM -> SIGKILL

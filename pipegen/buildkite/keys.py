@@ -1,0 +1,52 @@
+"""Buildkite's step keys: the characters and length it accepts, never UUID-like, unique in a pipeline."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from pipegen.model import Step
+
+KEY_MAX = 100  # Buildkite: a key is at most 100 characters
+BLOCK_PREFIX = "block-"  # a step's block step is keyed "block-<its key>"
+KEY_BAD = re.compile(r"[^A-Za-z0-9_:\-]+")
+UUID_KEY = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def valid_key(key: str) -> str:
+    """A Buildkite key for `key`: same text when valid, else a deterministic valid one.
+
+    Allowed: letters, digits, `_`, `-`, `:` (the schema also allows `$`, `{`, `}`
+    for interpolation, and `.`/`,` in newer versions; pipegen never emits them).
+    At most 100 characters (long keys keep a hash of the whole), never UUID-like.
+    """
+    out = KEY_BAD.sub("-", key).strip("-") or "step"
+    if len(out) > KEY_MAX or out != key and len(out) > KEY_MAX - 9:
+        import hashlib
+
+        digest = hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        out = out[: KEY_MAX - 9].rstrip("-") + "-" + digest
+    if UUID_KEY.match(out):
+        out += "-k"
+    return out
+
+
+def key_map(steps: Sequence[Step]) -> dict[str, str]:
+    """Declared key -> unique valid key, in declaration order (deterministic)."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for step in steps:
+        out[step.key] = unique_key(valid_key(step.key), used)
+    return out
+
+
+def unique_key(key: str, used: set[str]) -> str:
+    """`key`, or `key-2`, `key-3`, ... (cut to fit KEY_MAX): the first not in `used`, which it joins."""
+    final, n = key, 2
+    while final in used:
+        final = f"{key[: KEY_MAX - len(str(n)) - 1]}-{n}"
+        n += 1
+    used.add(final)
+    return final
+

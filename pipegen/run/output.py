@@ -1,0 +1,83 @@
+"""`pipegen run`, text (pure): the plan, the summary table, the exit status and the JUnit cases."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Callable, Sequence
+
+from pipegen.hardware.detect import Machine
+from pipegen.run.junit import Case
+from pipegen.run.plan import FAILED, Plan, Result, Unrunnable
+
+
+
+def duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}m{secs:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
+
+
+def machine_line(machine: Machine) -> str:
+    how = machine.source + (f"; {machine.note}" if machine.note else "")
+    return f"Machine: {machine} ({how})"
+
+
+def plan_text(p: Plan) -> str:
+    lines = [machine_line(p.machine), *p.header, f"Plan: {len(p.runs)} step(s) to run here", ""]
+    for n, run in enumerate(p.runs, 1):
+        lines.append(run.heading(n, len(p.runs)))
+        lines.append(f"  working dir: {run.cwd}")
+        lines += [f"  env: {k}={v}" for k, v in run.env]
+        if run.timeout_s is not None:
+            lines.append(f"  timeout: {duration(run.timeout_s)}")
+        lines.append(f"  log: {run.log}")
+        lines.append("  commands:")
+        lines += [f"    {line}" for line in run.script.splitlines()]
+        lines.append("")
+    lines += unrunnable_text(p.unrunnable)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def unrunnable_text(unrunnable: Sequence[Unrunnable]) -> list[str]:
+    if not unrunnable:
+        return []
+    lines = [f"Cannot run on this machine ({len(unrunnable)}):"]
+    for u in unrunnable:
+        lines += [f"  {u.key}: {u.whys[0]}"] if len(u.whys) == 1 else [f"  {u.key}:", *(f"    {w}" for w in u.whys)]
+    return [*lines, ""]
+
+
+def summary_text(results: Sequence[Result], unrunnable: Sequence[Unrunnable]) -> str:
+    rows = [("step", "hardware", "result", "time")]
+    rows += [(r.planned.step.key, r.planned.hardware, r.outcome, duration(r.seconds) if r.status != "not run" else "-")
+             for r in results]
+    rows += [(u.key, "-", "cannot run here", "-") for u in unrunnable]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3] for row in rows]
+    counts = Counter([r.status for r in results] + ["cannot run here"] * len(unrunnable))
+    totals = ", ".join(f"{n} {status}" for status, n in counts.items())
+    return "\n".join(["", *lines, "", *unrunnable_text(unrunnable), totals]) + "\n"
+
+
+def exit_status(results: Sequence[Result], unrunnable: Sequence[Unrunnable]) -> int:
+    if any(r.status == "interrupted" for r in results):
+        return 130
+    if any(r.status in FAILED for r in results) or any(u.named for u in unrunnable):
+        return 1
+    return 0
+
+
+def junit_cases(results: Sequence[Result], unrunnable: Sequence[Unrunnable],
+                read_log: Callable[[str], str]) -> list[Case]:
+    cases = []
+    for r in results:
+        step = r.planned.step
+        outcome = "failure" if r.status in FAILED else "skipped" if r.status == "not run" else "passed"
+        output = read_log(r.planned.log) if outcome == "failure" else ""
+        cases.append(Case(step.key, step.group or "pipegen", r.seconds, outcome, r.detail, r.status, output,
+                          step.location.file))
+    for u in unrunnable:
+        cases.append(Case(u.key, u.step.group or "pipegen", 0.0, "failure" if u.named else "skipped",
+                          f"cannot run on this machine: {u.why}", "no hardware", file=u.step.location.file))
+    return cases
