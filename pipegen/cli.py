@@ -1,4 +1,4 @@
-"""Command line: parse options, wire them to the stages, map errors to exit codes.
+"""Command line: parse options, call pipegen/commands/<name>.py, map errors to exit codes.
 
 Each command's work lives in its own module, imported only when the
 command runs, so `pipegen render` pays for nothing else.
@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import click
 
-from pipegen.errors import EXIT_USAGE, PipegenError
+from pipegen.errors import PipegenError
 
 
 def _repo_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -90,12 +90,11 @@ def select(fmt: str, **kwargs: Any) -> int:
       pipegen select --base origin/main --format json
       git diff --name-only main | pipegen select --files-from -
     """
-    from pipegen.selection.chain import select as run_select, warn_if_untrusted
-    from pipegen.selection.report import render_selection
+    import os
 
-    _decl, selection = run_select(_args(**kwargs))
-    warn_if_untrusted(selection)
-    click.echo(render_selection(selection, fmt), nl=False)
+    from pipegen.commands.select import main as select_main
+
+    click.echo(select_main(_args(**kwargs), fmt, os.environ), nl=False)
     return 0
 
 
@@ -113,18 +112,13 @@ def why(paths: tuple[str, ...], step_keys: tuple[str, ...], fmt: str, **kwargs: 
       pipegen why vllm/distributed/parallel_state.py
       pipegen why --step distributed-comm-ops
     """
-    from pipegen.selection.decide import steps_by_key
-    from pipegen.selection.chain import load_declarations, select as run_select, warn_if_untrusted
-    from pipegen.selection.report import render_why
+    import os
+
+    from pipegen.commands.why import main as why_main
 
     if not paths and not step_keys:
         raise click.UsageError("give PATH... or --step KEY")
-    args = _args(**kwargs)
-    # Paths alone need no diff; a step's decision does (and loads the declarations once).
-    decl, selection = run_select(args) if step_keys else (load_declarations(args), None)
-    if selection is not None:
-        warn_if_untrusted(selection)
-    click.echo(render_why(decl, paths, steps_by_key(decl, step_keys), selection, fmt), nl=False)
+    click.echo(why_main(_args(**kwargs), paths, step_keys, fmt, os.environ), nl=False)
     return 0
 
 
@@ -149,9 +143,12 @@ def render(unselected: str | None, templates: str | None, annotation_file: str |
       pipegen render --annotation why.md | buildkite-agent pipeline upload
       buildkite-agent annotate --context pipegen < why.md
     """
-    from pipegen.render.pipeline import run as run_render
+    import os
 
-    return run_render(_args(**kwargs), unselected=unselected, templates=templates, annotation_file=annotation_file)
+    from pipegen.commands.render import main as render_main
+
+    return render_main(_args(**kwargs), unselected=unselected, templates=templates, annotation_file=annotation_file,
+                       environ=os.environ)
 
 
 @cli.command()
@@ -181,11 +178,11 @@ def run(step_keys: tuple[str, ...], hardware: str | None, dry_run: bool, keep_go
     """
     import os
 
+    from pipegen.commands.run import main as run_main
     from pipegen.run.plan import RunOptions
-    from pipegen.commands.run import run_command
 
     options = RunOptions(step_keys, hardware, dry_run, keep_going, log_dir, junit, timeout_scale)
-    return run_command(_args(**kwargs), options, os.environ, sys.stdout)
+    return run_main(_args(**kwargs), options, os.environ, sys.stdout)
 
 
 @cli.command()
@@ -213,18 +210,12 @@ def check(config: str | None, root: str, tracked_files: str | None, amd_file: st
     """
     import os
 
-    from pipegen.check.checker import check_repository, declaration_error
-    from pipegen.errors import EXIT_FINDINGS, DeclarationError
-    from pipegen.check.findings import render
+    from pipegen.commands.check import main as check_main
 
-    try:
-        report = check_repository(root, config, tracked_files=tracked_files, amd_file=amd_file, environ=os.environ,
-                                  orphans=orphans, strict_mode=strict_mode)
-    except DeclarationError as exc:
-        click.echo(render(declaration_error(exc), fmt), nl=False)
-        return EXIT_USAGE
-    click.echo(render(report, fmt), nl=False)
-    return EXIT_FINDINGS if report.count("error") else 0
+    text, code = check_main(root, config, tracked_files=tracked_files, amd_file=amd_file, environ=os.environ,
+                            orphans=orphans, strict_mode=strict_mode, fmt=fmt)
+    click.echo(text, nl=False)
+    return code
 
 
 def main() -> None:

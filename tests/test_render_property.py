@@ -13,7 +13,8 @@ from pipegen.errors import DeclarationError
 from pipegen.hardware.inventory import parse_inventory
 from pipegen.model import ChangeSet, Decision, Declarations, Location, Reason, Selection, Settings, Step
 from pipegen.render.output_check import check
-from pipegen.render.pipeline import plan, render
+from pipegen.render.plan import plan
+from pipegen.render.templates import to_yaml
 from pipegen.declarations.yamlio import load_text
 from pipegen.render.yaml_writer import scalar
 from pipegen.buildkite.dollars import Dollars
@@ -60,7 +61,7 @@ def unique(values):
 def test_user_text_reads_back_exactly_and_validates(labels, commands, env, keys, groups, mode):
     keys = unique(keys + [f"k{i}" for i in range(8)])[: len(labels)]
     decl, result = build(labels, commands, env, keys, groups, mode)
-    text = render(result)
+    text = to_yaml(result)
     data = check(text)  # Buildkite's schema, unique keys, depends_on targets, job limit
     assert yaml.safe_load(text) == data == fastyaml.load(text)
     d = Dollars()

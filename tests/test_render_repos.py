@@ -104,7 +104,7 @@ def test_the_wheel_ships_templates_and_the_vllm_inventory(tmp_path):
     # Installed from the wheel (not editable), pipegen finds them there.
     site = tmp_path / "site"
     zipfile.ZipFile(next(tmp_path.glob("pipegen-*.whl"))).extractall(site)
-    probe = ("import pipegen, pipegen.render.pipeline as r, pipegen.hardware.inventory as i; print(pipegen.__file__); "
+    probe = ("import pipegen, pipegen.render.templates as r, pipegen.hardware.inventory as i; print(pipegen.__file__); "
              "print(r.builtin_templates()); print(i.vllm_inventory().source)")
     proc = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(site)})

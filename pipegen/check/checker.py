@@ -1,28 +1,23 @@
 """`pipegen check`: fail a pull request before one of its tests can be skipped silently.
 
 `check()` is pure: declarations, the tracked files and a file reader in,
-a Report out. `check_repository()` is the I/O edge that loads them
-(git or a `--tracked-files` list, the YAML files, the hardware inventory,
-the AMD twin file). The findings and their codes are listed in findings.py.
+a Report out. commands/check.py is the I/O edge that loads them (git or a
+`--tracked-files` list, the YAML files, the hardware inventory, the AMD twin
+file). The findings and their codes are listed in findings.py.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from pipegen.check import entries
 from pipegen.check import platform
 from pipegen.check import coverage as tests
-from pipegen.errors import DeclarationError
 from pipegen.check.file_index import FileIndex
 from pipegen.check.findings import Finding, Report, strict
 from pipegen.check.import_graph import ImportGraph, ModuleFiles, Reader
-from pipegen.model import Declarations, Location, Step
-
-AMD_TWIN_FILE = "test-amd.yaml"  # next to vLLM's ci_config.yaml
-
+from pipegen.model import Declarations, Step
 
 @dataclass(frozen=True)
 class Inputs:
@@ -94,65 +89,3 @@ def _notes(inputs: Inputs, graph: ImportGraph, test_files: set[str]) -> list[str
     if inputs.amd is not None:
         notes.append(f"AMD twins compared with {inputs.amd.files[0]}")
     return notes
-
-
-# --------------------------------------------------------------------------- I/O edge
-
-
-def declaration_error(exc: DeclarationError) -> Report:
-    """A loader error as the one finding of a report (check exits 2: the input is unreadable)."""
-    where = exc.location or Location("(config)")
-    return Report(findings=(Finding("declaration-error", "error", where, exc.message, exc.fix),))
-
-
-def check_repository(root: str, config: str | None, *, tracked_files: str | None, amd_file: str | None,
-                     environ: Mapping[str, str], orphans: bool = False, strict_mode: bool = False) -> Report:
-    """Load everything `check` needs from the repository at `root`, and check it."""
-    from pipegen.declarations.load import load, load_documents
-    from pipegen.hardware.placement import place
-    from pipegen.hardware.inventory import load_inventory
-
-    decl, docs = load_documents(root, config)
-    amd_path = amd_file or _twin_file(root, decl)
-    amd = load(root, amd_path) if amd_path else None
-    inventory = load_inventory(decl)
-    if tracked_files:
-        from pipegen.selection.chain import read_file_list
-
-        tracked = read_file_list(tracked_files, "--tracked-files")
-    else:
-        from pipegen.selection.git import tracked_files as git_tracked
-
-        tracked = git_tracked(root, environ)
-    inputs = Inputs(
-        tracked=tracked,
-        read=_reader(root, set(tracked)),
-        docs=docs,
-        place=lambda step: place(step, inventory),
-        amd=amd,
-        listed=tracked_files,
-    )
-    return check(decl, inputs, orphans=orphans, strict_mode=strict_mode)
-
-
-def _twin_file(root: str, decl: Declarations) -> str | None:
-    """vLLM's test-amd.yaml, when it sits next to the ci_config.yaml being checked."""
-    if decl.layout != "vllm":
-        return None
-    path = os.path.join(os.path.dirname(decl.files[0]), AMD_TWIN_FILE)
-    return path if os.path.isfile(os.path.join(root, path)) else None
-
-
-def _reader(root: str, tracked: set[str]) -> Reader:
-    """Read tracked files only; a file that is listed but absent reads as None."""
-
-    def read(path: str) -> str | None:
-        if path not in tracked:
-            return None
-        try:
-            with open(os.path.join(root, path), encoding="utf-8") as handle:
-                return handle.read()
-        except (OSError, UnicodeDecodeError):
-            return None
-
-    return read

@@ -74,7 +74,7 @@ def summary(report: Report) -> str:
     return f"{counts}" + (f" ({codes})" if codes else "")
 
 
-def render(report: Report, fmt: str) -> str:
+def format_report(report: Report, fmt: str) -> str:
     if fmt == "json":
         return json.dumps({"findings": [f.to_json() for f in report.findings], "counts": report.by_code(),
                            "errors": report.count("error"), "warnings": report.count("warning"),

@@ -25,9 +25,9 @@ JUNIT_LOG_LINES = 200  # of a failed step's log, with its JUnit failure (whole l
 
 
 
-def run_command(args: SelectArgs, options: RunOptions, environ: Mapping[str, str], out: TextIO) -> int:
+def main(args: SelectArgs, options: RunOptions, environ: Mapping[str, str], out: TextIO) -> int:
     if options.step_keys:
-        decl = load_declarations(args)
+        decl = load_declarations(args, environ)
         candidates = named(decl, options.step_keys)
         header = [f"Steps asked for: {', '.join(options.step_keys)}"]
     else:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import graphlib
 import os
-from typing import Any
+from typing import Any, Mapping
 
 from pipegen.declarations import fields as s
 from pipegen.errors import DeclarationError, UsageError, suggest
@@ -73,9 +73,9 @@ LEGACY_FIELDS: dict[str, s.Checker] = {
 }
 
 
-def find_config(root: str, config: str | None) -> str:
+def find_config(root: str, config: str | None, environ: Mapping[str, str]) -> str:
     """The config file to read, relative to `root` or absolute."""
-    chosen = config or os.environ.get("PIPEGEN_CONFIG")
+    chosen = config or environ.get("PIPEGEN_CONFIG")
     if chosen:
         if not os.path.isfile(os.path.join(root, chosen)):
             raise UsageError(f"config file not found: {chosen}", fix="pass an existing file to --config")
@@ -89,14 +89,16 @@ def find_config(root: str, config: str | None) -> str:
     )
 
 
-def load(root: str = ".", config: str | None = None) -> Declarations:
-    """Read the declarations of the repository at `root`."""
-    return load_documents(root, config)[0]
+def load(root: str = ".", config: str | None = None, environ: Mapping[str, str] | None = None) -> Declarations:
+    """Read the declarations of the repository at `root` (`environ`: $PIPEGEN_CONFIG, the legacy mirror tag)."""
+    return load_documents(root, config, environ)[0]
 
 
-def load_documents(root: str = ".", config: str | None = None) -> tuple[Declarations, dict[str, Any]]:
+def load_documents(root: str = ".", config: str | None = None,
+                   environ: Mapping[str, str] | None = None) -> tuple[Declarations, dict[str, Any]]:
     """The declarations, and the parsed YAML of each of their files (`check` reads entry lines from it)."""
-    path = _rel(root, find_config(root, config))
+    environ = {} if environ is None else environ
+    path = _rel(root, find_config(root, config, environ))
     docs: dict[str, Any] = {}
     data = docs[path] = load_file(os.path.join(root, path), path)
     top = s.require_mapping(data, Location(path, 1, 1), "the config file")
@@ -104,7 +106,7 @@ def load_documents(root: str = ".", config: str | None = None) -> tuple[Declarat
         return _load_vllm(root, path, top, docs), docs
     steps = top.get("steps")
     if isinstance(steps, LocList) and steps and isinstance(steps[0], dict):
-        return _load_legacy(root, path, top), docs
+        return _load_legacy(root, path, top, environ), docs
     return _load_pipegen(root, path, top, docs), docs
 
 
@@ -199,11 +201,11 @@ def _load_vllm(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> Decl
     return _finish(root, steps, settings, "vllm", [path, *files], warnings)
 
 
-def _load_legacy(root: str, path: str, top: LocDict) -> Declarations:
+def _load_legacy(root: str, path: str, top: LocDict, environ: Mapping[str, str]) -> Declarations:
     warnings: list[Warning_] = []
     raw_steps = top["steps"]
     is_amd = any(isinstance(item, dict) and "agent_pool" in item for item in raw_steps)
-    tag = os.environ.get(LEGACY_MIRROR_TAG_ENV, LEGACY_MIRROR_TAG_DEFAULT) if is_amd else None
+    tag = environ.get(LEGACY_MIRROR_TAG_ENV, LEGACY_MIRROR_TAG_DEFAULT) if is_amd else None
     settings = legacy_settings(mirror_tag=tag)
     steps: list[Step] = []
     seen: dict[str, int] = {}

@@ -38,10 +38,10 @@ class SelectArgs:
     nightly: bool = False
 
 
-def load_declarations(args: SelectArgs) -> Declarations:
+def load_declarations(args: SelectArgs, environ: Mapping[str, str]) -> Declarations:
     from pipegen.declarations.load import load
 
-    return load(args.root, args.config)
+    return load(args.root, args.config, environ)
 
 
 def options_from(args: SelectArgs, decl: Declarations, environ: Mapping[str, str]) -> Options:
@@ -110,7 +110,7 @@ def select(args: SelectArgs, environ: Mapping[str, str] | None = None) -> tuple[
     from pipegen.selection.decide import decide
 
     environ = os.environ if environ is None else environ
-    decl = load_declarations(args)
+    decl = load_declarations(args, environ)
     options = options_from(args, decl, environ)
     changes = read_changes(args, decl, environ)
     return decl, decide(decl, changes, options)

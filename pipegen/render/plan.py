@@ -1,0 +1,184 @@
+"""Decisions + jobs on hardware -> what goes into the pipeline (pure).
+
+Each step is run, a block/command pair, a skip step, or omitted; keys are made
+valid and unique, every dependency of a selected step is pulled in, and the
+500-job upload limit is kept by omitting unselected steps when needed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from pipegen.buildkite.dollars import Dollars
+from pipegen.buildkite.keys import BLOCK_PREFIX, key_map, unique_key, valid_key
+from pipegen.buildkite.limits import JOB_LIMIT
+from pipegen.errors import OutputError, UsageError
+from pipegen.model import Declarations, Selection, Step
+from pipegen.render.command_step import command_item, skip_text
+
+UNSELECTED = ("block", "skip", "omit")
+PRESENT = frozenset({"run", "blocked", "skip-step"})  # the states a step is in the pipeline with
+
+
+class Row:
+    """One step as the annotation shows it."""
+
+    __slots__ = ("step", "key", "hardware", "queue", "action", "reason")
+
+    def __init__(self, step: Step, key: str, hardware: str, queue: str, action: str, reason: str):
+        self.step = step
+        self.key = key  # rendered key
+        self.hardware = hardware
+        self.queue = queue
+        self.action = action  # run | blocked | skip-step | omitted | left out
+        self.reason = reason
+
+
+class Plan:
+    """What goes into the pipeline: groups of items (dicts for the templates), and why.
+
+    entries: top level, in order: {"group": name or None, "steps": [item, ...]};
+    rows: one Row per declared step; jobs: Buildkite jobs in the upload (groups,
+    blocks, commands times parallelism); folded: keys omitted to stay under the
+    limit; renamed: (declared, rendered) keys.
+    """
+
+    def __init__(self, entries: list[dict[str, Any]], rows: list[Row], selection: Selection, unselected: str,
+                 jobs: int = 0, limit: int = JOB_LIMIT, folded: list[str] | None = None,
+                 renamed: list[tuple[str, str]] | None = None):
+        self.entries = entries
+        self.rows = rows
+        self.selection = selection
+        self.unselected = unselected
+        self.jobs = jobs
+        self.limit = limit
+        self.folded = folded or []
+        self.renamed = renamed or []
+        self.notes: list[str] = []
+
+
+def plan(decl: Declarations, selection: Selection, placed: Sequence[Any], *, unselected: str | None = None,
+         limit: int = JOB_LIMIT) -> Plan:
+    """Decide the pipeline's items. `placed`: one hardware.Job per step, in order."""
+    mode = unselected or decl.settings.unselected
+    if mode not in UNSELECTED:
+        raise UsageError(f"--unselected must be one of {', '.join(UNSELECTED)}, got {mode!r}")
+    shown, needed_by = _states(decl, selection, mode)
+    folded = _fold(decl.steps, shown, limit)
+    count = _count(decl.steps, shown)
+    entries, rows = _group(decl, selection, placed, shown, needed_by, folded, limit)
+    keys = key_map(decl.steps)
+    renamed = [(s.key, keys[s.key]) for s in decl.steps if keys[s.key] != s.key]
+    result = Plan(entries=entries, rows=rows, selection=selection, unselected=mode, jobs=count, limit=limit,
+                  folded=folded, renamed=renamed)
+    if selection.skip_all:
+        result.notes.append(f"No steps: {selection.skip_reason}. The pipeline is `steps: []`.")
+    if count > limit:
+        raise LimitError(result)
+    return result
+
+
+def _states(decl: Declarations, selection: Selection, mode: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Each step's state in the pipeline, and which selected step pulled in each dependency.
+
+    Every dependency of a selected step runs too (transitively), found breadth first in
+    declaration order so that the first dependent is named; the others follow `mode`.
+    """
+    by_key = decl.by_key()
+    shown: dict[str, str] = {}
+    needed_by: dict[str, str] = {}
+    pending = [d.step.key for d in selection.decisions if d.action == "run"]
+    for key in pending:
+        shown[key] = "run"
+    for key in pending:
+        for target in by_key[key].depends_on:
+            if shown.get(target) != "run":
+                shown[target] = "run"
+                needed_by[target] = key
+                pending.append(target)
+    for d in selection.decisions:
+        if d.step.key in shown:
+            continue
+        if d.action == "skip":
+            shown[d.step.key] = "left out"
+        else:  # block: --unselected decides
+            shown[d.step.key] = {"block": "blocked", "skip": "skip-step", "omit": "omitted"}[mode]
+    return shown, needed_by
+
+
+def _fold(steps: Sequence[Step], shown: dict[str, str], limit: int) -> list[str]:
+    """Over the job limit, omit every unselected step (in place); the keys omitted.
+
+    Only the selected steps alone exceeding the limit is an error (raised by plan()).
+    """
+    if _count(steps, shown) <= limit:
+        return []
+    folded = [key for key, state in shown.items() if state in ("blocked", "skip-step")]
+    for key in folded:
+        shown[key] = "omitted"
+    return folded
+
+
+def _group(decl: Declarations, selection: Selection, placed: Sequence[Any], shown: Mapping[str, str],
+           needed_by: Mapping[str, str], folded: Sequence[str], limit: int) -> tuple[list[dict[str, Any]], list[Row]]:
+    """The template items, grouped by declaration group in order, and one annotation Row per step."""
+    dollars = Dollars(decl.settings.interpolate)
+    keys = key_map(decl.steps)
+    used = set(keys.values())
+    block_keys = {s.key: unique_key(valid_key(BLOCK_PREFIX + keys[s.key]), used) for s in decl.steps}
+    jobs_by_key = {job.step.key: job for job in placed}
+    decisions = {d.step.key: d for d in selection.decisions}
+    entries: list[dict[str, Any]] = []
+    groups: dict[str, dict[str, Any]] = {}
+    rows: list[Row] = []
+    for step in decl.steps:
+        job, decision, state = jobs_by_key[step.key], decisions[step.key], shown[step.key]
+        reason = decision.reasons[0].text if decision.reasons else ""
+        if step.key in needed_by and decision.action != "run":
+            reason = f"needed by selected step '{needed_by[step.key]}' (depends_on); was: {reason}"
+        if step.key in folded:
+            reason = f"omitted to stay within {limit} jobs; was: {reason}"
+        rows.append(Row(step, keys[step.key], job.hardware, job.queue or "", state, reason))
+        if state not in PRESENT:
+            continue
+        depends = [keys[t] for t in step.depends_on if shown.get(t) in PRESENT]
+        items = []
+        if state == "blocked":
+            items.append({"type": "block", "key": block_keys[step.key], "block": dollars(f"Run {step.label}"),
+                          "step": step})
+            depends.insert(0, block_keys[step.key])
+        items.append(command_item(step, job, keys[step.key], depends, dollars,
+                                  skip=skip_text(reason, dollars) if state == "skip-step" else None))
+        if step.group:
+            if step.group not in groups:
+                groups[step.group] = {"group": dollars(step.group), "steps": []}
+                entries.append(groups[step.group])
+            groups[step.group]["steps"].extend(items)
+        else:
+            entries.extend({"group": None, "steps": [item]} for item in items)
+    return entries, rows
+
+
+class LimitError(OutputError):
+    def __init__(self, result: Plan):
+        selected = sum(1 for r in result.rows if r.action == "run")
+        super().__init__(
+            f"the pipeline needs {result.jobs} Buildkite jobs for {selected} selected steps, more than the "
+            f"{result.limit} that one upload may hold (unselected steps are already omitted)",
+            fix="select fewer steps (--only KEY, a narrower change), lower 'parallelism', or split the pipeline")
+        self.plan = result
+
+
+def _count(steps: Sequence[Step], shown: Mapping[str, str]) -> int:
+    """Jobs as Buildkite counts them: each group, block and command step; parallelism multiplies."""
+    total = 0
+    groups: set[str] = set()
+    for step in steps:
+        state = shown[step.key]
+        if state not in PRESENT:
+            continue
+        if step.group and step.group not in groups:
+            groups.add(step.group)
+            total += 1
+        total += (step.parallelism or 1) + (state == "blocked")
+    return total
