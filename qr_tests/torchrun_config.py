@@ -6,10 +6,6 @@ size fails in a fraction of a second instead of after the ~2 s import on every r
 
 from __future__ import annotations
 
-import faulthandler
-import os
-import signal
-import sys
 from dataclasses import dataclass
 
 QUANT_LEVELS = ("FP", "INT8", "INT6", "INT4")
@@ -136,24 +132,3 @@ def layout_from_env(env, model: ModelConfig) -> Layout:
     else:
         _require(model.ffn % tp == 0, f"TP_SIZE={tp} does not divide the MLP width {model.ffn}")
     return Layout(world=world, rank=rank, tp=tp, pp=pp, dp=dp, ep=ep, quant=quant)
-
-
-def main(model: ModelConfig) -> int:
-    """Entry point of both examples: one line and exit status 2 for a bad layout, 1 when the
-    ranks disagree, 0 when every check passed."""
-    faulthandler.register(signal.SIGUSR1)  # a timed-out test asks each rank where it hangs
-    try:
-        layout = layout_from_env(os.environ, model)
-    except ConfigError as err:
-        if os.environ.get("RANK", "0") == "0":  # one line, not one per rank
-            print(f"error: {err}", file=sys.stderr)
-        return 2
-    from qr_tests.torchrun_dist import Mismatch, run  # imports torch: only for a valid layout
-
-    try:
-        run(model, layout)
-    except Mismatch as err:
-        sys.stderr.write(f"[rank {layout.rank}] FAIL {model.name}: {err}\n")  # one write per line
-        sys.stderr.flush()
-        return 1
-    return 0

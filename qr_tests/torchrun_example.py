@@ -13,7 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # torchrun runs this file as a script
 
-from qr_tests.torchrun_config import DENSE, main  # noqa: E402
+from qr_tests.torchrun_config import DENSE  # noqa: E402
+from qr_tests.torchrun_main import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main(DENSE))

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import CONFIG, STEPS
+from tests.commands.test_cli import CONFIG, STEPS
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT as REPO
 # GitPython, templates, torch, and the render/hardware stages: `select --files-from` needs none of them.
 HEAVY = ("git", "jinja2", "torch", "pipegen.render.pipeline", "pipegen.hardware.placement")
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 
 import pytest
 
@@ -11,8 +10,8 @@ from pipegen.hardware.placement import place
 from pipegen.hardware.inventory import load_inventory, parse_inventory, vllm_inventory
 from pipegen.model import Declarations, Location, Settings, Step
 from pipegen.declarations.yamlio import load_text
+from tests.helpers import FIXTURE
 
-FIXTURE = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "fixtures", "vllm-2026-05-29")
 
 INVENTORY = """
 default: h100
@@ -139,12 +138,12 @@ def test_vllm_docker_builds_go_to_cpu():
 
 @pytest.mark.parametrize("config", [None, ".buildkite/test-amd.yaml", "legacy-test-pipeline.yaml"])
 def test_every_vllm_step_is_placed(config):
-    if not os.path.isdir(FIXTURE):
+    if not FIXTURE.is_dir():
         pytest.skip(f"vLLM fixture not found at {FIXTURE}")
     from pipegen.declarations.load import load
     from pipegen.hardware.placement import jobs
 
-    decl = load(FIXTURE, config)
+    decl = load(str(FIXTURE), config)
     placed = jobs(decl, load_inventory(decl))
     assert len(placed) == len(decl.steps)
     assert all(j.queue for j in placed)

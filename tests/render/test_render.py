@@ -14,10 +14,8 @@ import yaml
 from click.testing import CliRunner
 
 from pipegen.cli import cli
+from tests.helpers import FIXTURE, ROOT, git_repo, needs_fixture  # noqa: F401 (FIXTURE, needs_fixture: used by importers)
 
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURE = ROOT.parent / "shared" / "fixtures" / "vllm-2026-05-29"
-needs_fixture = pytest.mark.skipif(not FIXTURE.is_dir(), reason=f"vLLM fixtures not found at {FIXTURE}")
 
 
 def buildkite_schema_validator():
@@ -261,8 +259,7 @@ def test_byte_identical_output(repo):
 
 
 def test_untrusted_diff_warns_and_selects_everything(repo):
-    for command in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"]):
-        subprocess.run(["git", *command], cwd=repo, check=True)
+    git_repo(repo, {})
     result = CliRunner().invoke(cli, ["render", "--root", str(repo), "--base", "no-such-ref"],
                                 env={"PIPEGEN_CACHE_DIR": ""})
     assert result.exit_code == 0

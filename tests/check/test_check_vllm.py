@@ -6,15 +6,13 @@ Each finding asserted here was verified by hand against the fixture's files.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from pipegen.cli import cli
+from tests.helpers import FIXTURE, needs_fixture
 
-FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "vllm-2026-05-29"
-pytestmark = pytest.mark.skipif(not FIXTURE.is_dir(), reason=f"vLLM fixtures not found at {FIXTURE}")
+pytestmark = needs_fixture
 
 
 def check(*args: str) -> tuple[int, list[dict]]:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_render import FIXTURE, ROOT, assert_fast_dialect, assert_valid, by_key, needs_fixture, render
+from tests.helpers import FIXTURE, ROOT, needs_fixture
+from tests.render.test_render import assert_fast_dialect, assert_valid, by_key, render
 
 # --------------------------------------------------------------------------- this repository
 

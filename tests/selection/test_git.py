@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -11,9 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from pipegen.cli import cli
+from tests.helpers import commit_files, git, git_repo
 
-IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@example.com"}
 STEPS = """\
 steps:
 - label: Watched
@@ -27,28 +25,11 @@ steps:
 """
 
 
-def git(cwd, *args):
-    return subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **IDENTITY}, check=True,
-                          capture_output=True, text=True).stdout
-
-
-def commit_files(repo, files, message="change"):
-    for name, text in files.items():
-        path = repo / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
-
-
 @pytest.fixture
 def repo(tmp_path):
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    commit_files(root, {".buildkite/pipegen.yaml": "steps: [.buildkite/steps.yaml]\n",
-                        ".buildkite/steps.yaml": STEPS, "watched/a.py": "a\n", "watched/b.py": "b\n",
-                        "other/c.py": "c\n"}, "base")
+    root = git_repo(tmp_path / "repo", {".buildkite/pipegen.yaml": "steps: [.buildkite/steps.yaml]\n",
+                                        ".buildkite/steps.yaml": STEPS, "watched/a.py": "a\n", "watched/b.py": "b\n",
+                                        "other/c.py": "c\n"})
     git(root, "checkout", "-q", "-b", "feature")
     return root
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.test_render import assert_valid, by_key, make_repo, render
+from tests.render.test_render import assert_valid, by_key, make_repo, render
 
 # --------------------------------------------------------------------------- pieces of a command step
 

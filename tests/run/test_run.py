@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from pipegen.cli import cli
+from tests.helpers import ROOT, git, git_repo
 from pipegen.hardware.detect import Machine
 from pipegen.run.output import duration
 from pipegen.run.plan import script, shortfall, step_env
@@ -315,11 +316,8 @@ def test_dry_run_prints_the_plan_and_runs_nothing(repo: Path) -> None:
 
 
 def test_uncommitted_work_selects_steps(repo: Path) -> None:
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
-    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-qm", "base"], check=True)
-    subprocess.run([*git, "checkout", "-qb", "work"], check=True)
+    git_repo(repo, {})
+    git(repo, "checkout", "-qb", "work")
     (repo / "gpu").mkdir()
     (repo / "gpu" / "kernel.cu").write_text("")
     code, out = run(repo, "--dry-run")
@@ -327,7 +325,7 @@ def test_uncommitted_work_selects_steps(repo: Path) -> None:
     assert "2 run, 4 block, 0 skip of 6 steps; 1 changed file(s) against main" in out
     assert "Plan: 0 step(s) to run here" in out and "qr-mi355: needs 2 GPUs" in out
     assert run(repo, "--step", "passes")[0] == 0
-    status = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True, check=True).stdout
+    status = git(repo, "status", "--porcelain")
     assert status.split() == ["??", "gpu/", "??", "passed.txt"]  # the logs are not "uncommitted work"
 
 
@@ -464,7 +462,6 @@ def test_local_env_puts_this_pythons_scripts_first_on_path() -> None:
 
 # --------------------------------------------------------------------------- this repository
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_this_repository_plans_the_readme_examples() -> None:

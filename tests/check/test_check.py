@@ -17,9 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from pipegen.cli import cli
+from tests.helpers import ROOT, git_repo
 
-IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@example.com"}
 CONFIG = "steps: [.buildkite/steps.yaml]\n"
 SOURCES = {
     "mypkg/__init__.py": "",
@@ -40,21 +39,9 @@ CLEAN_STEP = """\
 """
 
 
-def git(cwd, *args):
-    subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **IDENTITY}, check=True, capture_output=True)
-
-
 def make_repo(tmp_path: Path, steps: str, files: dict[str, str] | None = None, config: str = CONFIG,
               steps_file: str = ".buildkite/steps.yaml", config_file: str = ".buildkite/pipegen.yaml") -> Path:
-    root = tmp_path / "repo"
-    for name, text in {**SOURCES, **(files or {}), config_file: config, steps_file: "steps:\n" + steps}.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "base")
-    return root
+    return git_repo(tmp_path / "repo", {**SOURCES, **(files or {}), config_file: config, steps_file: "steps:\n" + steps})
 
 
 def check(root: Path, *args: str) -> tuple[int, dict]:
@@ -408,7 +395,7 @@ def test_the_pre_commit_hook_runs_check_at_the_repository_root(tmp_path, monkeyp
 
     import yaml
 
-    project = Path(__file__).resolve().parents[1]
+    project = ROOT
     (hook,) = [h for h in yaml.safe_load((project / ".pre-commit-hooks.yaml").read_text()) if h["id"] == "pipegen-check"]
     # pre-commit runs `entry` from the repository root; check takes no file names.
     assert (hook["language"], hook["pass_filenames"]) == ("python", False)
@@ -479,7 +466,7 @@ def test_text_shows_ten_findings_per_step_and_code(tmp_path):
 
 def test_this_repository_checks_clean_strictly():
     """pipegen's own .buildkite/ passes its own strictest check (needs the git checkout)."""
-    root = Path(__file__).resolve().parents[1]
+    root = ROOT
     if not (root / ".git").exists():
         pytest.skip("not a git checkout")
     result = CliRunner().invoke(cli, ["check", "--root", str(root), "--strict"])

@@ -2,9 +2,9 @@
 
 Regenerate after an intended change of the templates with
 
-    PIPEGEN_REGEN_GOLDEN=1 python -m pytest tests/test_render_golden.py
+    PIPEGEN_REGEN_GOLDEN=1 python -m pytest tests/render/test_render_golden.py
 
-and review the diff of tests/golden/ like any other change.
+and review the diff of tests/render/golden/ like any other change.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_render import ROOT, STEPS, assert_fast_dialect, assert_valid, make_repo, render
+from tests.helpers import ROOT
+from tests.render.test_render import STEPS, assert_fast_dialect, assert_valid, make_repo, render
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 REGENERATE = os.environ.get("PIPEGEN_REGEN_GOLDEN") == "1"

@@ -7,7 +7,6 @@ random samples of vLLM's real tracked files.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,10 +17,11 @@ from pipegen.declarations.load import load
 from pipegen.model import ChangeSet
 from pipegen.selection.chain import SelectArgs, options_from
 
+from tests.helpers import FIXTURE, needs_fixture
+
 from . import vllm_reference
 
-FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "vllm-2026-05-29"
-pytestmark = pytest.mark.skipif(not FIXTURE.is_dir(), reason=f"vLLM fixtures not found at {FIXTURE}")
+pytestmark = needs_fixture
 
 TRACKED = (FIXTURE / "tracked-files.txt").read_text().splitlines() if FIXTURE.is_dir() else []
 SPECIAL = [
