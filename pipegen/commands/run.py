@@ -17,7 +17,7 @@ from pipegen.hardware.detect import machine as this_machine
 from pipegen.hardware.inventory import load_inventory
 from pipegen.run.junit import Case, junit_xml
 from pipegen.run.output import exit_status, junit_cases, machine_line, plan_text, summary_text
-from pipegen.run.plan import RunOptions, named, plan, selected
+from pipegen.run.plan import RunOptions, named, plan_runs, selected
 from pipegen.selection import report
 from pipegen.selection.chain import SelectArgs, load_declarations, select
 
@@ -41,7 +41,7 @@ def main(args: SelectArgs, options: RunOptions, environ: Mapping[str, str], out:
             write_junit(options.junit, [])
         return 0
     machine = this_machine(options.hardware, environ)
-    the_plan = plan(decl, candidates, machine, load_inventory(decl), options, header)
+    the_plan = plan_runs(decl, candidates, machine, load_inventory(decl), options, header)
     if options.dry_run:
         out.write(plan_text(the_plan))
         return 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pipegen.buildkite.limits import JOB_LIMIT
 from pipegen.model import Declarations, Selection
 from pipegen.render.output_check import check
-from pipegen.render.plan import Plan, plan
+from pipegen.render.plan import PipelinePlan, plan_pipeline
 from pipegen.render.templates import to_yaml
 
 
@@ -21,7 +21,7 @@ from pipegen.render.templates import to_yaml
 class Rendered:
     """The validated text of a pipeline, and the plan it came from (for the annotation)."""
 
-    def __init__(self, text: str, plan: Plan):
+    def __init__(self, text: str, plan: PipelinePlan):
         self.text = text
         self.plan = plan
 
@@ -40,7 +40,7 @@ def render_pipeline(decl: Declarations, selection: Selection, *, unselected: str
 
     inventory = load_inventory(decl)
     placed = jobs(decl, inventory)
-    result = plan(decl, selection, placed, unselected=unselected, limit=limit)
+    result = plan_pipeline(decl, selection, placed, unselected=unselected, limit=limit)
     text = to_yaml(result, templates)
     check(text, limit)
     return Rendered(text=text, plan=result)

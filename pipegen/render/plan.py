@@ -34,7 +34,7 @@ class Row:
         self.reason = reason
 
 
-class Plan:
+class PipelinePlan:
     """What goes into the pipeline: groups of items (dicts for the templates), and why.
 
     entries: top level, in order: {"group": name or None, "steps": [item, ...]};
@@ -57,8 +57,8 @@ class Plan:
         self.notes: list[str] = []
 
 
-def plan(decl: Declarations, selection: Selection, placed: Sequence[Any], *, unselected: str | None = None,
-         limit: int = JOB_LIMIT) -> Plan:
+def plan_pipeline(decl: Declarations, selection: Selection, placed: Sequence[Any], *, unselected: str | None = None,
+         limit: int = JOB_LIMIT) -> PipelinePlan:
     """Decide the pipeline's items. `placed`: one hardware.Job per step, in order."""
     mode = unselected or decl.settings.unselected
     if mode not in UNSELECTED:
@@ -69,7 +69,7 @@ def plan(decl: Declarations, selection: Selection, placed: Sequence[Any], *, uns
     entries, rows = _group(decl, selection, placed, shown, needed_by, folded, limit)
     keys = key_map(decl.steps)
     renamed = [(s.key, keys[s.key]) for s in decl.steps if keys[s.key] != s.key]
-    result = Plan(entries=entries, rows=rows, selection=selection, unselected=mode, jobs=count, limit=limit,
+    result = PipelinePlan(entries=entries, rows=rows, selection=selection, unselected=mode, jobs=count, limit=limit,
                   folded=folded, renamed=renamed)
     if selection.skip_all:
         result.notes.append(f"No steps: {selection.skip_reason}. The pipeline is `steps: []`.")
@@ -109,7 +109,7 @@ def _states(decl: Declarations, selection: Selection, mode: str) -> tuple[dict[s
 def _fold(steps: Sequence[Step], shown: dict[str, str], limit: int) -> list[str]:
     """Over the job limit, omit every unselected step (in place); the keys omitted.
 
-    Only the selected steps alone exceeding the limit is an error (raised by plan()).
+    Only the selected steps alone exceeding the limit is an error (raised by plan_pipeline()).
     """
     if _count(steps, shown) <= limit:
         return []
@@ -160,7 +160,7 @@ def _group(decl: Declarations, selection: Selection, placed: Sequence[Any], show
 
 
 class LimitError(OutputError):
-    def __init__(self, result: Plan):
+    def __init__(self, result: PipelinePlan):
         selected = sum(1 for r in result.rows if r.action == "run")
         super().__init__(
             f"the pipeline needs {result.jobs} Buildkite jobs for {selected} selected steps, more than the "

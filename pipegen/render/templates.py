@@ -12,7 +12,7 @@ from typing import Any
 
 from pipegen.cache import cache_dir
 from pipegen.errors import UsageError
-from pipegen.render.plan import Plan
+from pipegen.render.plan import PipelinePlan
 from pipegen.render.yaml_writer import Safe, block, flow, scalar
 
 
@@ -83,7 +83,7 @@ def environment(templates: str | None = None) -> Any:
     return env
 
 
-def to_yaml(result: Plan, templates: str | None = None) -> str:
+def to_yaml(result: PipelinePlan, templates: str | None = None) -> str:
     """The plan as YAML text (not yet validated)."""
     from jinja2 import TemplateError
 

@@ -7,7 +7,7 @@ from typing import Callable, Sequence
 
 from pipegen.hardware.detect import Machine
 from pipegen.run.junit import Case
-from pipegen.run.plan import FAILED, Plan, Result, Unrunnable
+from pipegen.run.plan import FAILED, RunPlan, Result, Unrunnable
 
 
 
@@ -23,7 +23,7 @@ def machine_line(machine: Machine) -> str:
     return f"Machine: {machine} ({how})"
 
 
-def plan_text(p: Plan) -> str:
+def plan_text(p: RunPlan) -> str:
     lines = [machine_line(p.machine), *p.header, f"Plan: {len(p.runs)} step(s) to run here", ""]
     for n, run in enumerate(p.runs, 1):
         lines.append(run.heading(n, len(p.runs)))

@@ -68,7 +68,7 @@ class Unrunnable:
 
 
 @dataclass(frozen=True)
-class Plan:
+class RunPlan:
     machine: Machine
     runs: tuple[Planned, ...]
     unrunnable: tuple[Unrunnable, ...]
@@ -170,8 +170,8 @@ def log_name(key: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", key) + ".log"
 
 
-def plan(decl: Declarations, candidates: Sequence[Candidates], machine: Machine, inventory: Inventory,
-         options: RunOptions, header: Sequence[str] = ()) -> Plan:
+def plan_runs(decl: Declarations, candidates: Sequence[Candidates], machine: Machine, inventory: Inventory,
+         options: RunOptions, header: Sequence[str] = ()) -> RunPlan:
     log_dir = options.log_dir or os.path.join(decl.root, DEFAULT_LOG_DIR)
     dollars = Dollars(decl.settings.interpolate)
     was_named = bool(options.step_keys)
@@ -207,4 +207,4 @@ def plan(decl: Declarations, candidates: Sequence[Candidates], machine: Machine,
             break
         else:
             unrunnable.append(Unrunnable(key, targets[0], tuple(whys), was_named))
-    return Plan(machine, tuple(runs), tuple(unrunnable), tuple(header))
+    return RunPlan(machine, tuple(runs), tuple(unrunnable), tuple(header))

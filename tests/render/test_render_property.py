@@ -13,7 +13,7 @@ from pipegen.errors import DeclarationError
 from pipegen.hardware.inventory import parse_inventory
 from pipegen.model import ChangeSet, Decision, Declarations, Location, Reason, Selection, Settings, Step
 from pipegen.render.output_check import check
-from pipegen.render.plan import plan
+from pipegen.render.plan import plan_pipeline
 from pipegen.render.templates import to_yaml
 from pipegen.declarations.yamlio import load_text
 from pipegen.render.yaml_writer import scalar
@@ -45,7 +45,7 @@ def build(labels, commands, env, keys, groups, mode="block"):
     decisions = tuple(Decision(s, "run" if i % 2 == 0 else "block", (Reason("t", "reason $X: ok"),))
                       for i, s in enumerate(steps))
     selection = Selection(decisions=decisions, changes=ChangeSet(()))
-    return decl, plan(decl, selection, jobs(decl, INVENTORY), unselected=mode)
+    return decl, plan_pipeline(decl, selection, jobs(decl, INVENTORY), unselected=mode)
 
 
 def unique(values):
