@@ -191,9 +191,38 @@ def bench_render(workdir: Path, runs: int) -> None:
         median_seconds([*pin, sys.executable, "-c", "import yaml, jinja2, click"], FIXTURE, runs))
     row("pipegen select --files-from (same change)",
         median_seconds([*pin, *PIPEGEN, "select", "--files-from", str(files)], FIXTURE, runs))
-    row(f"pipegen render --files-from ({size}, validated)", median_seconds(render, FIXTURE, runs, warm), 0.3)
+    rendered = median_seconds(render, FIXTURE, runs, warm)
+    row(f"pipegen render --files-from ({size}, validated)", rendered, 0.3)
     cold = {**GIT_ENV, "PIPEGEN_CACHE_DIR": ""}  # no cache: compiles the schema and the templates every run
     row("pipegen render, no cache (first run on a fresh agent)", median_seconds(render, FIXTURE, max(3, runs // 4), cold))
+    bench_generator(workdir, runs, pin, rendered)
+
+
+def bench_generator(workdir: Path, runs: int, pin: list[str], rendered: float) -> None:
+    """vLLM's own generator on the same change, in the same run (target: pipegen render <= 1/3 of it).
+
+    Needs a copy of vllm-project/ci-infra's buildkite/pipeline_generator in $PIPEGEN_BENCH_GENERATOR and a
+    Python with its dependencies (pyyaml, click, pydantic, requests) in $PIPEGEN_BENCH_GENERATOR_PYTHON.
+    Its calls to `aws` and `docker` (image-cache credentials) are answered by stand-ins that exit 0.
+    """
+    generator, python = os.environ.get("PIPEGEN_BENCH_GENERATOR"), os.environ.get("PIPEGEN_BENCH_GENERATOR_PYTHON")
+    if not generator or not python:
+        print("  (vLLM's generator: skipped; set PIPEGEN_BENCH_GENERATOR and PIPEGEN_BENCH_GENERATOR_PYTHON)")
+        return
+    repo = vllm_repo(workdir / "generator")
+    stubs = workdir / "stubs"
+    stubs.mkdir()
+    for name in ("aws", "docker", "buildkite-agent"):
+        (stubs / name).write_text("#!/bin/sh\necho stub\n")
+        (stubs / name).chmod(0o755)
+    base = subprocess.run(["git", "rev-parse", "main"], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+    env = {**GIT_ENV, "PATH": f"{stubs}{os.pathsep}{os.environ['PATH']}", "BUILDKITE_BRANCH": "change",
+           "BUILDKITE_PULL_REQUEST": "false", "BUILDKITE_COMMIT": "abc", "MERGE_BASE_COMMIT": base}
+    command = [*pin, python, os.path.join(generator, "main.py"), "--pipeline_config_path", ".buildkite/ci_config.yaml",
+               "--output_file_path", str(workdir / "generated.yaml")]
+    seconds = median_seconds(command, repo, max(3, runs // 2), env)
+    row("vLLM's generator, same change (git diff included)", seconds)
+    print(f"  pipegen render / vLLM's generator: {rendered / seconds:.2f} (target: at most 0.33)")
 
 
 BENCHMARKS: dict[str, Callable[[Path, int], None]] = {"select": bench_select, "scale": bench_scale, "check": bench_check,
