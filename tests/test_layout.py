@@ -79,6 +79,26 @@ def test_no_import_cycles() -> None:
     assert find_cycle(graph) is None
 
 
+# Data flows one way: a stage imports only the stages before it (peers of one rank not each other).
+STAGES = {"model": 0, "errors": 0, "cache": 0, "buildkite": 1, "declarations": 2, "selection": 3, "hardware": 4,
+          "render": 5, "check": 5, "run": 5, "audit": 5, "commands": 6, "cli": 7, "__main__": 8}
+
+
+def test_stages_import_only_earlier_stages() -> None:
+    found = modules()
+    backwards = []
+    for name, path in found.items():
+        if name.count(".") < 1 or not name.startswith("pipegen."):
+            continue
+        stage = name.split(".")[1]
+        assert stage in STAGES, f"{name}: give its stage a place in STAGES"
+        for target in imports(name, path, set(found)):
+            other = target.split(".")[1] if target.startswith("pipegen.") and "." in target else stage
+            if other != stage and STAGES[other] >= STAGES[stage] and {stage, other} != {"model", "errors"}:
+                backwards.append(f"{name} -> {target}")
+    assert backwards == []
+
+
 @pytest.mark.parametrize("name", sorted(m for m in modules() if m.startswith("pipegen")))
 def test_modules_and_functions_stay_small(name: str) -> None:
     path = modules()[name]
