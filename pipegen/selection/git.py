@@ -32,21 +32,25 @@ def clean_env(environ: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
+TRUE_VALUES = ("true", "1", "yes")
+
+
 def in_ci(environ: Mapping[str, str]) -> bool:
-    return bool(environ.get("CI") or environ.get("BUILDKITE"))
+    """Only a true value counts: `CI=false` or `CI=0` on a laptop must not hide uncommitted work."""
+    return any(environ.get(name, "").strip().lower() in TRUE_VALUES for name in ("CI", "BUILDKITE"))
 
 
 class Git:
     """A repository; every call returns stdout, or raises GitFailed."""
 
-    def __init__(self, root: str, environ: Mapping[str, str]):
+    def __init__(self, root: str, environ: Mapping[str, str], without_git: str = "--files-from FILE"):
         import git  # GitPython: imported here so `--files-from` never pays for it
 
         try:
             repo = git.Repo(root, search_parent_directories=True)
         except (git.exc.InvalidGitRepositoryError, git.exc.NoSuchPathError):
             raise UsageError(f"not a git repository: {os.path.abspath(root)}",
-                             fix="run pipegen inside a git checkout, or pass --files-from FILE") from None
+                             fix=f"run pipegen inside a git checkout, or pass {without_git}") from None
         self._top = repo.working_tree_dir or root
         self._env = clean_env(environ)
 
@@ -72,21 +76,58 @@ class GitFailed(Exception):
         super().__init__(f"git {command}: {stderr}")
 
 
-def base_candidates(base: str | None, base_branch: str, environ: Mapping[str, str]) -> list[tuple[str, bool]]:
-    """Refs to diff against, in order, each once; True = explicitly asked for (must resolve)."""
+# How a candidate base ref is treated when it does not resolve.
+EXPLICIT = "explicit"  # --base / $PIPEGEN_BASE: a usage error (the user named it)
+REQUIRED = "required"  # the pull request's base branch: fail safe (select everything), never another base
+FALLBACK = "fallback"  # defaults: try the next one
+
+
+def base_candidates(base: str | None, base_branch: str, environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Refs to diff against, in order, each once, with what to do when one does not resolve."""
     explicit = base or environ.get("PIPEGEN_BASE")
     if explicit:
-        return [(explicit, True)]
-    refs = []
+        return [(explicit, EXPLICIT)]
+    refs: dict[str, str] = {}
     if environ.get("BUILDKITE_GIT_DIFF_BASE"):
-        refs.append(environ["BUILDKITE_GIT_DIFF_BASE"])
+        refs[environ["BUILDKITE_GIT_DIFF_BASE"]] = FALLBACK
     pull_request = environ.get("BUILDKITE_PULL_REQUEST", "false")
     if pull_request not in ("", "false") and environ.get("BUILDKITE_PULL_REQUEST_BASE_BRANCH"):
-        refs.append(f"origin/{environ['BUILDKITE_PULL_REQUEST_BASE_BRANCH']}")
+        refs.setdefault(f"origin/{environ['BUILDKITE_PULL_REQUEST_BASE_BRANCH']}", REQUIRED)
     if environ.get("BUILDKITE_PIPELINE_DEFAULT_BRANCH"):
-        refs.append(f"origin/{environ['BUILDKITE_PIPELINE_DEFAULT_BRANCH']}")
-    refs += [f"origin/{base_branch}", base_branch]
-    return [(ref, False) for ref in dict.fromkeys(refs)]
+        refs.setdefault(f"origin/{environ['BUILDKITE_PIPELINE_DEFAULT_BRANCH']}", FALLBACK)
+    refs.setdefault(f"origin/{base_branch}", FALLBACK)
+    refs.setdefault(base_branch, FALLBACK)
+    return list(refs.items())
+
+
+def _choose_base(git: Git, candidates: list[tuple[str, str]], fetch_base: bool) -> tuple[str, str] | ChangeSet:
+    """(ref, commit) of the first candidate that resolves; an untrusted ChangeSet when none may be used."""
+    for ref, kind in candidates:
+        commit = git.resolves(ref) or (_fetch_branch(git, ref) if fetch_base and kind != FALLBACK else None)
+        if commit:
+            return ref, commit
+        if kind == EXPLICIT:
+            raise UsageError(f"base ref '{ref}' does not resolve (from --base or $PIPEGEN_BASE)",
+                             fix="name a branch, tag or commit that exists here (fetch it first, or add --fetch-base)")
+        if kind == REQUIRED:
+            branch = ref.split("/", 1)[1]
+            return ChangeSet((), base=ref, trusted=False,
+                             reason=f"the pull request's base branch '{branch}' is not fetched ({ref} does not "
+                                    "resolve); try --fetch-base, or fetch the branch before pipegen runs")
+    tried = ", ".join(ref for ref, _ in candidates)
+    return ChangeSet((), trusted=False, reason=f"no base ref resolves (tried {tried})")
+
+
+def _fetch_branch(git: Git, ref: str) -> str | None:
+    """Fetch origin/BRANCH into its remote-tracking ref; its commit, or None."""
+    remote, _, branch = ref.partition("/")
+    if remote != "origin" or not branch:
+        return None
+    try:
+        git("fetch", "--quiet", "origin", f"+refs/heads/{branch}:refs/remotes/origin/{branch}")
+    except GitFailed:
+        return None
+    return git.resolves(ref)
 
 
 def changed_files(
@@ -100,18 +141,10 @@ def changed_files(
 ) -> ChangeSet:
     """Files changed between the merge base and HEAD (plus uncommitted work outside CI)."""
     git = Git(root, environ)
-    candidates = base_candidates(base, base_branch, environ)
-    chosen, commit = None, None
-    for ref, explicit in candidates:
-        commit = git.resolves(ref)
-        if commit:
-            chosen = ref
-            break
-        if explicit:
-            return ChangeSet((), base=ref, trusted=False, reason=f"base ref '{ref}' does not resolve")
-    if chosen is None:
-        tried = ", ".join(ref for ref, _ in candidates)
-        return ChangeSet((), trusted=False, reason=f"no base ref resolves (tried {tried})")
+    chosen = _choose_base(git, base_candidates(base, base_branch, environ), fetch_base)
+    if isinstance(chosen, ChangeSet):
+        return chosen
+    chosen, commit = chosen
     head = git.resolves("HEAD")
     if head is None:
         return ChangeSet((), base=chosen, trusted=False, reason="HEAD has no commit yet")
@@ -121,7 +154,7 @@ def changed_files(
         merge_base, how = head, f"HEAD is on {chosen}"
     elif head == commit:
         # A push to the base branch: everything the last first-parent commit brought.
-        merge_base = git.resolves("HEAD^1")
+        merge_base = _parent(git, fetch_base)
         if merge_base is None and _is_shallow(git):
             return ChangeSet((), base=chosen, trusted=False,
                              reason=f"shallow clone without the parent of HEAD (HEAD is on {chosen}); "
@@ -144,6 +177,18 @@ def changed_files(
     except GitFailed as exc:
         return ChangeSet((), base=chosen, merge_base=merge_base, trusted=False, reason=str(exc))
     return ChangeSet(tuple(_unique(files)), base=chosen, merge_base=merge_base, trusted=True, reason=how)
+
+
+def _parent(git: Git, fetch_base: bool) -> str | None:
+    """HEAD's first parent; with --fetch-base a depth-1 clone is first deepened by one commit."""
+    parent = git.resolves("HEAD^1")
+    if parent is None and fetch_base and _is_shallow(git):
+        try:
+            git("fetch", "--quiet", "--deepen=1", "origin")
+        except GitFailed:
+            return None
+        parent = git.resolves("HEAD^1")
+    return parent
 
 
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -173,4 +218,4 @@ def _unique(paths: list[str]) -> list[str]:
 
 def tracked_files(root: str, environ: Mapping[str, str]) -> list[str]:
     """`git ls-files`, NUL-separated."""
-    return Git(root, environ).paths("ls-files", "-z")
+    return Git(root, environ, without_git="--tracked-files FILE").paths("ls-files", "-z")

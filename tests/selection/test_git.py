@@ -121,14 +121,33 @@ def test_not_a_repository_is_a_usage_error(tmp_path, repo):
     assert result.exit_code == 2 and "not a git repository" in result.output and "--files-from" in result.output
 
 
-def test_unknown_base_selects_everything_loudly(repo):
-    result, data = select(repo, "--base", "no-such-branch")
+def test_an_explicit_base_that_does_not_resolve_is_a_usage_error(repo):
+    for args, env in ((["--base", "no-such-branch"], None), ([], {"PIPEGEN_BASE": "no-such-branch"})):
+        result, _ = select(repo, *args, env=env)
+        assert result.exit_code == 2 and "base ref 'no-such-branch' does not resolve" in result.stderr
+        assert "Traceback" not in result.output
+
+
+def test_bases_from_ci_that_do_not_resolve_select_everything_loudly(repo):
+    env = {"BUILDKITE_GIT_DIFF_BASE": "no-such-commit", "BUILDKITE_PIPELINE_DEFAULT_BRANCH": "nope"}
+    git(repo, "branch", "-q", "-m", "main", "trunk")  # base_branch 'main' no longer resolves either
+    result, data = select(repo, env=env)
     assert result.exit_code == 0
-    assert data["run_all"] and "does not resolve" in data["run_all_reason"]
+    assert data["run_all"] and "no base ref resolves" in data["run_all_reason"]
     assert set(actions(data).values()) == {"run"}
     assert "WARNING" in result.stderr
-    strict, _ = select(repo, "--base", "no-such-branch", "--strict-diff")
+    strict, _ = select(repo, "--strict-diff", env=env)
     assert strict.exit_code == 1 and "cannot be trusted" in strict.output
+
+
+@pytest.mark.parametrize("value", ["false", "0", "no", ""])
+def test_a_false_ci_variable_is_not_ci(repo, value):
+    commit_files(repo, {"other/committed.py": "c\n"})
+    (repo / "watched" / "a.py").write_text("unstaged\n")
+    _, data = select(repo, "--base", "main", env={"CI": value, "BUILDKITE": value})
+    assert set(data["changed_files"]) == {"other/committed.py", "watched/a.py"}
+    _, ci = select(repo, "--base", "main", env={"CI": "True"})
+    assert ci["changed_files"] == ["other/committed.py"]
 
 
 @pytest.fixture
@@ -192,6 +211,24 @@ def test_shallow_push_to_main_without_the_parent_selects_everything(tmp_path, or
     git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "main", f"file://{origin}", str(clone))
     result, data = select(clone, env={"CI": "1"})
     assert data["run_all"] and "parent of HEAD" in data["run_all_reason"] and "WARNING" in result.stderr
+    # --fetch-base deepens the clone by the one commit the diff needs.
+    result, data = select(clone, "--fetch-base", env={"CI": "1"})
+    assert result.exit_code == 0 and not data["run_all"], result.output
+    assert data["changed_files"] == ["docs/n2.txt"]
+
+
+def test_an_unfetched_pull_request_base_selects_everything_or_is_fetched(tmp_path, origin):
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--single-branch", "--branch", "feature", f"file://{origin}", str(clone))
+    pr = {"CI": "1", "BUILDKITE_PULL_REQUEST": "12", "BUILDKITE_PULL_REQUEST_BASE_BRANCH": "release"}
+    git(clone, "fetch", "-q", "origin", "+refs/heads/main:refs/remotes/origin/main")  # main is there, release not
+    result, data = select(clone, env=pr)
+    assert result.exit_code == 0 and data["run_all"] and data["base"] == "origin/release"
+    assert "base branch 'release' is not fetched" in data["run_all_reason"]
+    assert "WARNING" in result.stderr and "'release'" in result.stderr
+    result, data = select(clone, "--fetch-base", env=pr)
+    assert result.exit_code == 0 and not data["run_all"], result.output
+    assert data["base"] == "origin/release" and data["changed_files"] == ["other/feature.py"]
 
 
 def test_unrelated_histories_select_everything(repo):
@@ -206,12 +243,14 @@ def test_base_candidates_follow_buildkite_order():
 
     env = {"BUILDKITE_GIT_DIFF_BASE": "abc123", "BUILDKITE_PULL_REQUEST": "7",
            "BUILDKITE_PULL_REQUEST_BASE_BRANCH": "release", "BUILDKITE_PIPELINE_DEFAULT_BRANCH": "trunk"}
-    assert base_candidates(None, "main", env) == [("abc123", False), ("origin/release", False),
-                                                  ("origin/trunk", False), ("origin/main", False), ("main", False)]
+    assert base_candidates(None, "main", env) == [("abc123", "fallback"), ("origin/release", "required"),
+                                                  ("origin/trunk", "fallback"), ("origin/main", "fallback"),
+                                                  ("main", "fallback")]
     # Not a pull request: its base branch is ignored; an explicit base wins over everything.
-    assert ("origin/release", False) not in base_candidates(None, "main", {**env, "BUILDKITE_PULL_REQUEST": "false"})
-    assert base_candidates("v1", "main", {**env, "PIPEGEN_BASE": "v0"}) == [("v1", True)]
-    assert base_candidates(None, "main", {"PIPEGEN_BASE": "v0"}) == [("v0", True)]
+    assert "origin/release" not in dict(base_candidates(None, "main", {**env, "BUILDKITE_PULL_REQUEST": "false"}))
+    assert base_candidates("v1", "main", {**env, "PIPEGEN_BASE": "v0"}) == [("v1", "explicit")]
+    assert base_candidates(None, "main", {"PIPEGEN_BASE": "v0"}) == [("v0", "explicit")]
     # A pull request into the default branch, which is also base_branch: each ref is tried once.
     same = {**env, "BUILDKITE_PULL_REQUEST_BASE_BRANCH": "main", "BUILDKITE_PIPELINE_DEFAULT_BRANCH": "main"}
-    assert base_candidates(None, "main", same) == [("abc123", False), ("origin/main", False), ("main", False)]
+    assert base_candidates(None, "main", same) == [("abc123", "fallback"), ("origin/main", "required"),
+                                                   ("main", "fallback")]
