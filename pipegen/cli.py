@@ -26,12 +26,15 @@ def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The options that say which change to look at and what to force."""
     options = [
         click.option("--base", metavar="REF", help="Diff against the merge base with REF (default: $PIPEGEN_BASE, "
-                     "Buildkite's base branch, origin/<base_branch>)."),
+                     "Buildkite's base branch, origin/<base_branch>). A REF here or in $PIPEGEN_BASE that does not "
+                     "resolve is an error (exit 2); a base from the CI environment that does not resolve selects "
+                     "everything, with a WARNING."),
         click.option("--files-from", metavar="FILE", help="Read changed paths from FILE ('-' = stdin; newline- or "
                      "NUL-separated) instead of git."),
         click.option("--committed-only", is_flag=True, help="Ignore staged, unstaged and untracked work "
                      "(the default in CI)."),
-        click.option("--fetch-base", is_flag=True, help="Deepen a shallow clone until the merge base is found."),
+        click.option("--fetch-base", is_flag=True, help="Fetch a pull request's missing base branch and deepen a "
+                     "shallow clone until the merge base (on a push: HEAD's parent) is found."),
         click.option("--strict-diff", is_flag=True, help="Fail (exit 1) instead of selecting everything when "
                      "the diff cannot be trusted."),
         click.option("--only", multiple=True, metavar="KEY", help="Run only these steps and what they depend on "
@@ -88,7 +91,10 @@ def select(fmt: str, **kwargs: Any) -> int:
     \b
     Example:
       pipegen select --base origin/main --format json
-      git diff --name-only main | pipegen select --files-from -
+      git diff --name-only --no-renames main...HEAD | pipegen select --files-from -
+
+    --no-renames makes git list a moved file under its old path too, so a file
+    moved out of a watched folder still selects that folder's steps.
     """
     import os
 

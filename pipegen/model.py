@@ -168,6 +168,7 @@ class ChangeSet:
     merge_base: str | None = None  # commit sha
     trusted: bool = True  # False: the diff could not be computed; select everything
     reason: str = ""  # why it cannot be trusted, or how it was computed
+    warnings: tuple[str, ...] = ()  # said on stderr and in the output (e.g. an empty --files-from list)
 
 
 @dataclass(frozen=True)

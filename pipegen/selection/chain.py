@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -64,19 +65,33 @@ def options_from(args: SelectArgs, decl: Declarations, environ: Mapping[str, str
     )
 
 
+# vLLM's generator refuses a key outside this pattern (ci-infra global_config.STEP_KEY_PATTERN).
+VLLM_KEY = re.compile(r"[a-zA-Z0-9_-]+")
+
+
 def _json_keys(name: str, text: str) -> tuple[str, ...]:
+    """A non-empty JSON array of distinct keys, refused like vLLM's generator does: an empty list
+    would otherwise skip every step without a word."""
+    fix = f'write {name}=\'["key-1", "key-2"]\' (unset it to select by the change)'
     try:
         keys = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"{name} is not valid JSON: {exc}", fix=f'write {name}=\'["key-1", "key-2"]\'') from None
-    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
-        raise UsageError(f"{name} must be a JSON array of step keys", fix=f'write {name}=\'["key-1", "key-2"]\'')
+        raise UsageError(f"{name} is not valid JSON: {exc}", fix=fix) from None
+    if not isinstance(keys, list) or not keys:
+        raise UsageError(f"{name} must be a non-empty JSON array of step keys", fix=fix)
+    pattern = VLLM_KEY if name.startswith("VLLM_") else None
+    for key in keys:
+        if not isinstance(key, str) or not key.strip() or (pattern and not pattern.fullmatch(key)):
+            raise UsageError(f"{name} contains an invalid step key: {json.dumps(key)}", fix=fix)
+    duplicates = sorted({k for k in keys if keys.count(k) > 1})
+    if duplicates:
+        raise UsageError(f"{name} contains duplicate step keys: {', '.join(duplicates)}", fix="list each key once")
     return tuple(keys)
 
 
 def read_changes(args: SelectArgs, decl: Declarations, environ: Mapping[str, str]) -> ChangeSet:
     if args.files_from:
-        return ChangeSet(tuple(read_file_list(args.files_from)), reason=f"file list from {args.files_from}")
+        return _listed_changes(args)
     from pipegen.selection.git import changed_files
 
     changes = changed_files(
@@ -90,6 +105,21 @@ def read_changes(args: SelectArgs, decl: Declarations, environ: Mapping[str, str
     if not changes.trusted and args.strict_diff:
         raise DiffError(f"the diff cannot be trusted: {changes.reason}", fix="fetch the base branch, or drop --strict-diff")
     return changes
+
+
+def _listed_changes(args: SelectArgs) -> ChangeSet:
+    """--files-from: the listed paths, repository-relative; an empty list is said out loud (a failed
+    `git diff` piped in gives one)."""
+    from pipegen.selection.paths import repo_relative
+
+    root = os.path.realpath(args.root)
+    # Only the folder is resolved: a symlink inside the repository is a changed file of its own.
+    listed = [os.path.join(os.path.realpath(os.path.dirname(p)), os.path.basename(p)) if os.path.isabs(p) else p
+              for p in read_file_list(args.files_from)]
+    files = tuple(repo_relative(listed, root))
+    warnings = () if files else (f"no changed files given ({args.files_from} is empty): nothing is selected "
+                                 "by a change",)
+    return ChangeSet(files, reason=f"file list from {args.files_from}", warnings=warnings)
 
 
 def read_file_list(source: str, option: str = "--files-from") -> list[str]:
@@ -122,3 +152,5 @@ def warn_if_untrusted(selection: Selection) -> None:
 
     if not selection.changes.trusted:
         sys.stderr.write(f"pipegen: WARNING: {selection.run_all_reason}\n")
+    for warning in selection.changes.warnings:
+        sys.stderr.write(f"pipegen: WARNING: {warning}\n")

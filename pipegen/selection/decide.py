@@ -20,7 +20,7 @@ from pipegen.model import ChangeSet, Decision, Declarations, Options, Reason, Ru
 def decide(decl: Declarations, changes: ChangeSet, options: Options) -> Selection:
     settings = decl.settings
     files = [f for f in changes.files if f]
-    warnings: list[str] = [str(w) for w in decl.warnings]
+    warnings: list[str] = [str(w) for w in decl.warnings] + list(changes.warnings)
 
     run_all_reason = _run_all(decl, changes, options, files)
     only = closure(decl, options.only) if options.only is not None else None
