@@ -15,9 +15,16 @@ import click
 from pipegen.errors import PipegenError
 
 
+def _root(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str:
+    from pipegen.declarations.load import repository_root
+
+    return value if value else repository_root()
+
+
 def _repo_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Where the repository and its CI config are."""
-    func = click.option("--root", default=".", metavar="DIR", show_default=True, help="Repository root.")(func)
+    func = click.option("--root", metavar="DIR", callback=_root, help="Repository root (default: the nearest "
+                        "of the current folder and its parents with .git or a CI config, as git finds it).")(func)
     return click.option("--config", "config", metavar="PATH", help="CI config (default: $PIPEGEN_CONFIG, "
                         ".buildkite/pipegen.yaml, then .buildkite/ci_config.yaml).")(func)
 

@@ -73,6 +73,21 @@ LEGACY_FIELDS: dict[str, s.Checker] = {
 }
 
 
+def repository_root(start: str = ".") -> str:
+    """The folder pipegen works in, found as git finds its work tree: the nearest of `start` and its
+    parents holding `.git` or a CI config ("." when that is `start` itself, or when none does)."""
+    here = os.path.abspath(start)
+    folder = here
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")) or any(
+                os.path.isfile(os.path.join(folder, c)) for c in DEFAULT_CONFIGS):
+            return "." if folder == here else folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return "."
+        folder = parent
+
+
 def find_config(root: str, config: str | None, environ: Mapping[str, str]) -> str:
     """The config file to read, relative to `root` or absolute."""
     chosen = config or environ.get("PIPEGEN_CONFIG")
