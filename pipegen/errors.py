@@ -30,6 +30,26 @@ class DeclarationError(PipegenError):
     """Invalid CI declarations (YAML syntax, schema, graph)."""
 
 
+class DeclarationErrors(DeclarationError):
+    """Several invalid declarations found in one pass (one per file), so a user fixes them all at once."""
+
+    def __init__(self, errors: list[DeclarationError]):
+        super().__init__(f"{len(errors)} declaration errors", errors[0].location, errors[0].fix)
+        self.errors = tuple(errors)
+
+    def __str__(self) -> str:
+        return "\n".join([f"{self.message}:", *(str(e) for e in self.errors)])
+
+
+def raise_all(errors: list[DeclarationError]) -> None:
+    """Raise the one error, or all of them together; nothing when there are none."""
+    flat = [e for error in errors for e in getattr(error, "errors", (error,))]
+    if len(flat) == 1:
+        raise flat[0]
+    if flat:
+        raise DeclarationErrors(flat)
+
+
 class UsageError(PipegenError):
     """Bad command-line usage or environment (not a repository, unknown key)."""
 

@@ -28,9 +28,10 @@ def main(root: str, config: str | None, *, tracked_files: str | None, amd_file: 
 
 
 def declaration_error(exc: DeclarationError) -> Report:
-    """A loader error as the one finding of a report (check exits 2: the input is unreadable)."""
-    where = exc.location or Location("(config)")
-    return Report(findings=(Finding("declaration-error", "error", where, exc.message, exc.fix),))
+    """Loader errors (every file's) as the findings of a report (check exits 2: the input is unreadable)."""
+    errors = getattr(exc, "errors", (exc,))
+    return Report(findings=tuple(Finding("declaration-error", "error", e.location or Location("(config)"), e.message,
+                                         e.fix) for e in errors))
 
 
 def check_repository(root: str, config: str | None, *, tracked_files: str | None, amd_file: str | None,

@@ -15,7 +15,7 @@ import os
 from typing import Any, Mapping
 
 from pipegen.declarations import fields as s
-from pipegen.errors import DeclarationError, UsageError, suggest
+from pipegen.errors import DeclarationError, raise_all, suggest
 from pipegen.model import Declarations, Location, Rule, Settings, Step, Warning_
 from pipegen.declarations.presets import (
     LEGACY_MIRROR_TAG_DEFAULT,
@@ -25,9 +25,8 @@ from pipegen.declarations.presets import (
     vllm_settings,
 )
 from pipegen.declarations.steps_file import STEP_FIELDS, VLLM_IGNORED, load_steps_file
+from pipegen.declarations.locate import STEPS_SUFFIXES, VLLM_SUFFIXES, find_config, rel, steps_files
 from pipegen.declarations.yamlio import LocDict, LocList, load_file
-
-DEFAULT_CONFIGS = (".buildkite/pipegen.yaml", ".buildkite/ci_config.yaml")
 
 PIPEGEN_FIELDS: dict[str, s.Checker] = {
     "steps": s.string_list,
@@ -73,37 +72,6 @@ LEGACY_FIELDS: dict[str, s.Checker] = {
 }
 
 
-def repository_root(start: str = ".") -> str:
-    """The folder pipegen works in, found as git finds its work tree: the nearest of `start` and its
-    parents holding `.git` or a CI config ("." when that is `start` itself, or when none does)."""
-    here = os.path.abspath(start)
-    folder = here
-    while True:
-        if os.path.exists(os.path.join(folder, ".git")) or any(
-                os.path.isfile(os.path.join(folder, c)) for c in DEFAULT_CONFIGS):
-            return "." if folder == here else folder
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return "."
-        folder = parent
-
-
-def find_config(root: str, config: str | None, environ: Mapping[str, str]) -> str:
-    """The config file to read, relative to `root` or absolute."""
-    chosen = config or environ.get("PIPEGEN_CONFIG")
-    if chosen:
-        if not os.path.isfile(os.path.join(root, chosen)):
-            raise UsageError(f"config file not found: {chosen}", fix="pass an existing file to --config")
-        return chosen
-    for candidate in DEFAULT_CONFIGS:
-        if os.path.isfile(os.path.join(root, candidate)):
-            return candidate
-    raise UsageError(
-        f"no CI configuration found in {os.path.abspath(root)} (looked for {' and '.join(DEFAULT_CONFIGS)})",
-        fix="run pipegen at the repository root, or pass --config PATH",
-    )
-
-
 def load(root: str = ".", config: str | None = None, environ: Mapping[str, str] | None = None) -> Declarations:
     """Read the declarations of the repository at `root` (`environ`: $PIPEGEN_CONFIG, the legacy mirror tag)."""
     return load_documents(root, config, environ)[0]
@@ -113,7 +81,7 @@ def load_documents(root: str = ".", config: str | None = None,
                    environ: Mapping[str, str] | None = None) -> tuple[Declarations, dict[str, Any]]:
     """The declarations, and the parsed YAML of each of their files (`check` reads entry lines from it)."""
     environ = {} if environ is None else environ
-    path = _rel(root, find_config(root, config, environ))
+    path = rel(root, find_config(root, config, environ))
     docs: dict[str, Any] = {}
     data = docs[path] = load_file(os.path.join(root, path), path)
     top = s.require_mapping(data, Location(path, 1, 1), "the config file")
@@ -125,33 +93,18 @@ def load_documents(root: str = ".", config: str | None = None,
     return _load_pipegen(root, path, top, docs), docs
 
 
-def _rel(root: str, path: str) -> str:
-    full = path if os.path.isabs(path) else os.path.join(root, path)
-    rel = os.path.relpath(full, root)
-    return full if rel.startswith("..") else rel.replace(os.sep, "/")
-
-
-def _yaml_files(root: str, entry: str, where: Location) -> list[str]:
-    """A steps entry: one file, or every *.yaml below a folder (sorted: stable output)."""
-    full = os.path.join(root, entry)
-    if os.path.isfile(full):
-        return [_rel(root, entry)]
-    if not os.path.isdir(full):
-        raise DeclarationError(f"steps path not found: {entry}", where, "fix the path or create it")
-    found = []
-    for folder, dirs, files in os.walk(full):
-        dirs.sort()
-        # os.walk's paths already start with `root`: made absolute so _rel does not join it twice.
-        found += [_rel(root, os.path.abspath(os.path.join(folder, f))) for f in sorted(files) if f.endswith(".yaml")]
-    return found
-
-
 def _load_steps(root: str, files: list[str], docs: dict[str, Any], *, vllm: bool, warnings: list[Warning_],
                 default_working_dir: str | None = None) -> list[Step]:
+    """Every steps file; the errors of all of them, not only the first (check reports each)."""
     steps: list[Step] = []
-    for rel in files:
-        data = docs[rel] = load_file(os.path.join(root, rel), rel)
-        steps += load_steps_file(data, rel, vllm=vllm, warnings=warnings, default_working_dir=default_working_dir)
+    errors: list[DeclarationError] = []
+    for name in files:
+        try:
+            data = docs[name] = load_file(os.path.join(root, name), name)
+            steps += load_steps_file(data, name, vllm=vllm, warnings=warnings, default_working_dir=default_working_dir)
+        except DeclarationError as exc:
+            errors.append(exc)
+    raise_all(errors)
     return steps
 
 
@@ -180,7 +133,7 @@ def _load_pipegen(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> D
     files: list[str] = []
     for index, entry in enumerate(fields["steps"]):
         entry_where = top["steps"].loc(index) if isinstance(top["steps"], LocList) else top.loc("steps")
-        files += _yaml_files(root, entry, entry_where)
+        files += steps_files(root, entry, entry_where, STEPS_SUFFIXES, warnings)
     steps = _load_steps(root, files, docs, vllm=False, warnings=warnings)
     return _finish(root, steps, settings, "pipegen", [path, *files], warnings)
 
@@ -211,7 +164,8 @@ def _load_vllm(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> Decl
     files: list[str] = []
     job_dirs = top["job_dirs"]
     for index, entry in enumerate(fields.get("job_dirs", ())):
-        files += _yaml_files(root, entry, job_dirs.loc(index) if isinstance(job_dirs, LocList) else top.loc("job_dirs"))
+        where = job_dirs.loc(index) if isinstance(job_dirs, LocList) else top.loc("job_dirs")
+        files += steps_files(root, entry, where, VLLM_SUFFIXES, warnings)
     steps = _load_steps(root, files, docs, vllm=True, warnings=warnings, default_working_dir=working_dir)
     return _finish(root, steps, settings, "vllm", [path, *files], warnings)
 

@@ -1,0 +1,80 @@
+"""Where a repository's declarations are: its root, its config, the files of a steps folder.
+
+Small and import-light: the CLI finds the root with it before any command runs.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+from pipegen.errors import DeclarationError, UsageError
+from pipegen.model import Location, Warning_
+
+DEFAULT_CONFIGS = (".buildkite/pipegen.yaml", ".buildkite/ci_config.yaml")
+DEFAULT_INVENTORY = ".buildkite/hardware.yaml"  # the hardware inventory of pipegen's own format
+STEPS_SUFFIXES = (".yaml", ".yml")  # Buildkite reads both
+VLLM_SUFFIXES = (".yaml",)  # vLLM's generator reads only these (ci-infra step.py)
+
+
+def repository_root(start: str = ".") -> str:
+    """The folder pipegen works in, found as git finds its work tree: the nearest of `start` and its
+    parents holding `.git` or a CI config ("." when that is `start` itself, or when none does)."""
+    here = os.path.abspath(start)
+    folder = here
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")) or any(
+                os.path.isfile(os.path.join(folder, c)) for c in DEFAULT_CONFIGS):
+            return "." if folder == here else folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return "."
+        folder = parent
+
+
+def find_config(root: str, config: str | None, environ: Mapping[str, str]) -> str:
+    """The config file to read, relative to `root` or absolute."""
+    chosen = config or environ.get("PIPEGEN_CONFIG")
+    if chosen:
+        if not os.path.isfile(os.path.join(root, chosen)):
+            raise UsageError(f"config file not found: {chosen}", fix="pass an existing file to --config")
+        return chosen
+    for candidate in DEFAULT_CONFIGS:
+        if os.path.isfile(os.path.join(root, candidate)):
+            return candidate
+    raise UsageError(
+        f"no CI configuration found in {os.path.abspath(root)} (looked for {' and '.join(DEFAULT_CONFIGS)})",
+        fix="run pipegen at the repository root, or pass --config PATH",
+    )
+
+
+def rel(root: str, path: str) -> str:
+    """`path` relative to `root` with '/' separators; absolute when it lies outside."""
+    full = path if os.path.isabs(path) else os.path.join(root, path)
+    out = os.path.relpath(full, root)
+    return full if out.startswith("..") else out.replace(os.sep, "/")
+
+
+def steps_files(root: str, entry: str, where: Location, suffixes: tuple[str, ...],
+                warnings: list[Warning_]) -> list[str]:
+    """A steps entry: one file, or every file with one of `suffixes` below a folder (sorted: stable
+    output). Any other file there would be skipped without a word: each gets a warning."""
+    full = os.path.join(root, entry)
+    if os.path.isfile(full):
+        return [rel(root, entry)]
+    if not os.path.isdir(full):
+        raise DeclarationError(f"steps path not found: {entry}", where, "fix the path or create it")
+    found = []
+    for folder, dirs, files in os.walk(full):
+        dirs.sort()
+        for name in sorted(files):
+            # os.walk's paths already start with `root`: made absolute so rel() does not join it twice.
+            path = rel(root, os.path.abspath(os.path.join(folder, name)))
+            if name.endswith(suffixes):
+                found.append(path)
+            elif not name.startswith("."):  # .gitkeep and editor files are no declarations
+                reads = " or ".join(f"*{x}" for x in suffixes)
+                warnings.append(Warning_(Location(path), "ignored-file", f"not loaded: the steps folder {entry} "
+                                         f"is read for {reads} files only", f"rename it to {suffixes[0]}, or move "
+                                         "it out of the folder"))
+    return found

@@ -1,0 +1,62 @@
+"""Steps folders as users fill them, and several mistakes at once: nothing skipped without a word."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from pipegen.cli import cli
+from pipegen.declarations.load import load
+
+from ..helpers import write_files
+
+STEP = "steps:\n- label: {name}\n  key: {name}\n  commands: [pytest]\n  source_file_dependencies: [src/{name}/]\n"
+
+
+def run(root, *args, files=""):
+    """The command with `files` on stdin: changed files for select, tracked files for check."""
+    listing = "--tracked-files" if args[0] == "check" else "--files-from"
+    return CliRunner().invoke(cli, [*args, "--root", str(root), listing, "-"], input=files)
+
+
+def test_yml_and_yaml_steps_files_both_load(tmp_path):
+    write_files(tmp_path, {".buildkite/pipegen.yaml": "steps: [.buildkite/steps]\n",
+                           ".buildkite/steps/a.yaml": STEP.format(name="a"),
+                           ".buildkite/steps/b.yml": STEP.format(name="b"),
+                           ".buildkite/steps/notes.txt": "not steps\n", ".buildkite/steps/.gitkeep": ""})
+    decl = load(str(tmp_path))
+    assert [s.key for s in decl.steps] == ["a", "b"]
+    assert [(w.code, w.location.file) for w in decl.warnings] == [("ignored-file", ".buildkite/steps/notes.txt")]
+    result = run(tmp_path, "select", "--format", "json", files="src/b/x.py\n")
+    assert {s["key"]: s["action"] for s in json.loads(result.stdout)["steps"]} == {"a": "block", "b": "run"}
+    result = run(tmp_path, "check", files="src/a/x.py\nsrc/b/x.py\n")
+    assert "ignored-file" in result.stdout and "notes.txt" in result.stdout
+
+
+def test_vllm_job_dirs_read_only_yaml_like_its_generator_and_say_so(tmp_path):
+    write_files(tmp_path, {".buildkite/ci_config.yaml": "name: x\njob_dirs: [.buildkite/areas]\n",
+                           ".buildkite/areas/a.yaml": STEP.format(name="a"),
+                           ".buildkite/areas/b.yml": STEP.format(name="b")})
+    decl = load(str(tmp_path))
+    assert [s.key for s in decl.steps] == ["a"]
+    assert [(w.code, w.location.file) for w in decl.warnings] == [("ignored-file", ".buildkite/areas/b.yml")]
+    assert "rename it to .yaml" in decl.warnings[0].fix
+
+
+def test_check_reports_every_files_declaration_error_in_one_pass(tmp_path):
+    bad = "steps:\n- label: {name}\n  {field}: [pytest]\n"
+    write_files(tmp_path, {".buildkite/pipegen.yaml": "steps: [.buildkite/steps]\n",
+                           ".buildkite/steps/a.yaml": bad.format(name="a", field="comands"),
+                           ".buildkite/steps/b.yaml": bad.format(name="b", field="command"),
+                           ".buildkite/steps/c.yaml": bad.format(name="c", field="commandz"),
+                           ".buildkite/steps/d.yaml": STEP.format(name="d")})
+    result = run(tmp_path, "check", "--format", "json", files="src/d/x.py\n")
+    assert result.exit_code == 2, result.output
+    findings = json.loads(result.stdout)["findings"]
+    assert [(f["code"], f["file"], f["line"]) for f in findings] == [
+        ("declaration-error", f".buildkite/steps/{n}.yaml", 3) for n in "abc"]
+    assert all("did you mean 'commands'" in f["fix"] for f in findings)
+    result = run(tmp_path, "select", files="")
+    assert result.exit_code == 2 and "3 declaration errors" in result.stderr
+    assert all(f".buildkite/steps/{n}.yaml:3:3" in result.stderr for n in "abc") and "Traceback" not in result.output
