@@ -259,9 +259,11 @@ def test_byte_identical_output(repo):
 
 
 def test_untrusted_diff_warns_and_selects_everything(repo):
-    git_repo(repo, {})
-    result = CliRunner().invoke(cli, ["render", "--root", str(repo), "--base", "no-such-ref"],
-                                env={"PIPEGEN_CACHE_DIR": ""})
+    git_repo(repo, {}, branch="trunk")  # base_branch 'main' does not resolve
+    # A base from the CI environment that does not resolve (an explicit --base would be a usage error).
+    result = CliRunner().invoke(cli, ["render", "--root", str(repo)],
+                                env={"PIPEGEN_CACHE_DIR": "", "BUILDKITE_GIT_DIFF_BASE": "no-such-ref",
+                                     "BUILDKITE_PIPELINE_DEFAULT_BRANCH": "no-such-branch"})
     assert result.exit_code == 0
     assert "WARNING" in result.stderr
     assert not [k for k in by_key(assert_valid(result.stdout)) if k.startswith("block-")]
