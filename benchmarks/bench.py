@@ -1,7 +1,8 @@
 """Benchmarks: pipegen's commands on vLLM's configuration, beside the floor.
 
     python benchmarks/bench.py            # every benchmark
-    python benchmarks/bench.py select     # one of: select, scale, render, check
+    python benchmarks/bench.py select     # one of: select, scale, render, check, vllm
+    PIPEGEN_VLLM_TREE=~/vllm python benchmarks/bench.py vllm   # check on vLLM's real tree
 
 Each command is timed as a whole process (median of --runs runs), next to
 the floor that no implementation can beat on the same machine: starting
@@ -25,6 +26,7 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT.parent / "shared" / "fixtures" / "vllm-2026-05-29"
 PIPEGEN = [sys.executable, "-m", "pipegen"]
+DEFAULT_VLLM_TREE = "/tmp/vllm"  # a vLLM checkout for `bench.py vllm` ($PIPEGEN_VLLM_TREE)
 GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com", "CI": "1"}
 
@@ -174,6 +176,42 @@ def bench_check(workdir: Path, runs: int) -> None:
     row("pipegen check", statistics.median(times), 2.0)
 
 
+def bench_vllm(workdir: Path, runs: int) -> None:
+    """`pipegen check` on vLLM's real tree (sources on disk), pinned to two cores: without
+    the import-scan cache (a fresh agent) and with it (targets: 2 s and 0.5 s)."""
+    tree = Path(os.environ.get("PIPEGEN_VLLM_TREE", DEFAULT_VLLM_TREE))
+    if not (tree / ".buildkite" / "ci_config.yaml").is_file():
+        print(f"check on vLLM's tree: skipped, no vLLM checkout at {tree} (set $PIPEGEN_VLLM_TREE; a clone of "
+              "github.com/vllm-project/vllm with its sources, e.g. at 4ff865c)")
+        return
+    pin = ["taskset", "-c", "0,1"] if shutil.which("taskset") and (os.cpu_count() or 1) >= 2 else []
+    check = [*pin, *PIPEGEN, "check"]
+    cache = workdir / "cache"
+    warm = {**GIT_ENV, "PIPEGEN_CACHE_DIR": str(cache)}
+    done = subprocess.run(check, cwd=tree, env=warm, stdout=subprocess.PIPE, text=True)  # fills the cache
+    if done.returncode not in (0, 1):
+        sys.exit(f"pipegen check failed ({done.returncode})")
+    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=tree, capture_output=True, text=True)
+    print(f"check on vLLM's tree at {commit.stdout.strip()}{' (taskset -c 0,1)' if pin else ''} "
+          "(targets: 2 s without cache, 0.5 s with it)")
+    print(f"  {done.stdout.strip().splitlines()[-1]} ({len(done.stdout.splitlines())} lines of text)")
+    row("floor: python -c pass", median_seconds([*pin, sys.executable, "-c", "pass"], tree, runs))
+    cold = []
+    for _ in range(max(3, runs // 4)):
+        shutil.rmtree(cache, ignore_errors=True)
+        start = time.perf_counter()
+        subprocess.run(check, cwd=tree, env=warm, stdout=subprocess.DEVNULL)
+        cold.append(time.perf_counter() - start)
+    row("pipegen check, no cache (first run on a fresh agent)", statistics.median(cold), 2.0)
+    subprocess.run(check, cwd=tree, env=warm, stdout=subprocess.DEVNULL)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(check, cwd=tree, env=warm, stdout=subprocess.DEVNULL)
+        times.append(time.perf_counter() - start)
+    row("pipegen check, import scans cached", statistics.median(times), 0.5)
+
+
 def bench_render(workdir: Path, runs: int) -> None:
     """`pipegen render` on vLLM's configuration with 1,000 changed files, validation included (target: 0.3 s)."""
     paths = [p for p in (FIXTURE / "tracked-files.txt").read_text().splitlines() if not p.startswith(".buildkite/")]
@@ -226,7 +264,7 @@ def bench_generator(workdir: Path, runs: int, pin: list[str], rendered: float) -
 
 
 BENCHMARKS: dict[str, Callable[[Path, int], None]] = {"select": bench_select, "scale": bench_scale, "check": bench_check,
-                                                     "render": bench_render}
+                                                     "render": bench_render, "vllm": bench_vllm}
 
 
 def main() -> None:

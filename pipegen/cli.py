@@ -207,9 +207,11 @@ def run(step_keys: tuple[str, ...], hardware: str | None, dry_run: bool, keep_go
 @click.option("--strict", "strict_mode", is_flag=True, help="Warnings are errors (e.g. uncovered imports).")
 @click.option("--orphans", is_flag=True, help="Also list tracked source files no step depends on (information).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option("--detail", is_flag=True, help="Text and Markdown: every finding and every file of a grouped one "
+              "(default: at most 200 lines, errors first; JSON always lists everything).")
 @_guard
 def check(config: str | None, root: str, tracked_files: str | None, amd_file: str | None, strict_mode: bool,
-          orphans: bool, fmt: str) -> int:
+          orphans: bool, fmt: str, detail: bool) -> int:
     """Find what would let a test be skipped silently: stale dependencies, tests that do not
     select their step, uncovered imports, unknown hardware, drifted AMD twins, upload limits.
 
@@ -226,7 +228,7 @@ def check(config: str | None, root: str, tracked_files: str | None, amd_file: st
     from pipegen.commands.check import main as check_main
 
     text, code = check_main(root, config, tracked_files=tracked_files, amd_file=amd_file, environ=os.environ,
-                            orphans=orphans, strict_mode=strict_mode, fmt=fmt)
+                            orphans=orphans, strict_mode=strict_mode, fmt=fmt, detail=detail)
     click.echo(text, nl=False)
     return code
 

@@ -16,7 +16,7 @@ from pipegen.check import platform
 from pipegen.check import coverage as tests
 from pipegen.check.file_index import FileIndex
 from pipegen.check.findings import Finding, Report, strict
-from pipegen.check.import_graph import ImportGraph, ModuleFiles, Reader
+from pipegen.check.import_graph import ImportGraph, ModuleFiles, SpecReader
 from pipegen.model import Declarations, Step
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class Inputs:
     """Everything `check` looks at besides the declarations."""
 
     tracked: Sequence[str]
-    read: Reader  # repo-relative path -> text, None when it cannot be read
+    imports: SpecReader  # repo-relative path -> its import statements, None when it cannot be read
     docs: Mapping[str, Any]  # parsed YAML of the declarations' files, for entry lines
     place: Callable[[Step], Any]  # hardware.place with the repository's inventory
     amd: Declarations | None = None  # the AMD twin file's declarations, for drift
@@ -45,7 +45,7 @@ def check(decl: Declarations, inputs: Inputs, *, orphans: bool = False, strict_m
     for item in step_tests:
         found += item.findings
         found += tests.selection_findings(item, decl, covers[item.step.key] | run_all, index)
-    graph = ImportGraph(ModuleFiles(index.paths), inputs.read)
+    graph = ImportGraph(ModuleFiles(index.paths), inputs.imports)
     found += tests.import_findings(step_tests, decl, covers, run_all, index, graph)
     found += platform.hardware_findings(decl, inputs.place)
     if inputs.amd is not None:

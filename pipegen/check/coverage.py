@@ -18,6 +18,7 @@ from pipegen.selection.decide import always_run_pattern
 from pipegen.check.file_index import FileIndex, bits
 from pipegen.check.findings import Finding
 from pipegen.check.import_graph import ImportGraph
+from pipegen.check.uncovered import group_by_folder, not_covered
 from pipegen.selection.matching import explain
 from pipegen.model import Declarations, Step
 
@@ -122,11 +123,15 @@ def import_findings(steps: Sequence[StepTests], decl: Declarations, covers: Mapp
         reach = 0
         for mask in masks.values():
             reach |= mask
-        missing = reach & ~(covers[tests.step.key] | run_all | own)
-        for bit in bits(missing):
-            target = index.paths[bit]
-            root = next(p for p in roots if masks[p] >> bit & 1)
-            out.append(_not_covered(tests.step, target, graph.chain(starts[root], target)))
+        covered = covers[tests.step.key] | run_all | own
+        missing = [index.paths[bit] for bit in bits(reach & ~covered)]
+
+        def chain(target: str) -> list[str]:
+            root = next(p for p in roots if masks[p] >> index.bit[target] & 1)
+            return graph.chain(starts[root], target)
+
+        out += [not_covered(tests.step, group, paths, chain)
+                for group, paths in group_by_folder(missing, covered, index).items()]
     return out
 
 
@@ -148,18 +153,3 @@ def _union(closure: Mapping[str, int], paths: Sequence[str]) -> int:
     for path in paths:
         mask |= closure.get(path, 0)
     return mask
-
-
-def _not_covered(step: Step, target: str, chain: list[str]) -> Finding:
-    if len(chain) == 1:
-        how = "pytest loads this conftest.py for its tests"
-    else:
-        importers = chain[:-1]
-        if len(importers) > 4:  # long chains: the test, its first import, the direct importer
-            importers = importers[:2] + [f"({len(importers) - 3} more)"] + importers[-1:]
-        how = "imported via " + " -> ".join(importers)
-    folder = posixpath.dirname(target)
-    return Finding("import-not-covered", "warning", step.location,
-                   f"a change to {target} would not run step '{declared(step)}' ({how})",
-                   f"add '{folder + '/' if folder else target}' or '{target}' to its source_file_dependencies",
-                   declared(step))

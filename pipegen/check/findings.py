@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 from pipegen.model import Location
 
@@ -41,11 +41,13 @@ class Finding:
     message: str
     fix: str = ""
     step: str = ""  # key of the step concerned, "" for repository-wide findings
+    files: tuple[str, ...] = ()  # every file a grouped finding stands for (import-not-covered)
 
     def to_json(self) -> dict[str, Any]:
-        return {"code": self.code, "severity": self.severity, "file": self.location.file,
-                "line": self.location.line, "column": self.location.column, "step": self.step or None,
-                "message": self.message, "fix": self.fix}
+        out = {"code": self.code, "severity": self.severity, "file": self.location.file,
+               "line": self.location.line, "column": self.location.column, "step": self.step or None,
+               "message": self.message, "fix": self.fix}
+        return {**out, "files": list(self.files)} if self.files else out
 
 
 @dataclass(frozen=True)
@@ -71,67 +73,86 @@ def strict(findings: Sequence[Finding]) -> tuple[Finding, ...]:
 
 def summary(report: Report) -> str:
     counts = ", ".join(f"{report.count(s)} {s}{'s' if report.count(s) != 1 else ''}" for s in SEVERITIES)
-    codes = ", ".join(f"{code} {n}" for code, n in report.by_code().items())
+    files: dict[str, int] = {}
+    for finding in report.findings:
+        files[finding.code] = files.get(finding.code, 0) + len(finding.files)
+    codes = ", ".join(f"{code} {n}" + (f" ({files[code]} files)" if files[code] else "")
+                      for code, n in report.by_code().items())
     return f"{counts}" + (f" ({codes})" if codes else "")
 
 
-def format_report(report: Report, fmt: str) -> str:
+def format_report(report: Report, fmt: str, detail: bool = False) -> str:
+    """JSON lists every finding; text and Markdown fit MAX_LINES, errors first, unless `detail`."""
     if fmt == "json":
         return json.dumps({"findings": [f.to_json() for f in report.findings], "counts": report.by_code(),
                            "errors": report.count("error"), "warnings": report.count("warning"),
                            "notes": list(report.notes), "stats": report.stats}, indent=2) + "\n"
     if fmt == "markdown":
-        return _markdown(report)
-    return _text(report)
+        return _markdown(report, detail)
+    return _text(report, detail)
 
 
-# Text and Markdown show at most this many findings of one code for one step; JSON shows all.
-PER_STEP = 10
+# Text and Markdown stop here (a screen or two); --detail and JSON show everything.
+MAX_LINES = 200
 
 
-def shown(findings: Sequence[Finding]) -> list[Finding | str]:
-    """The findings to print, with a line for each run of one code and step that was cut."""
-    out: list[Finding | str] = []
-    seen: dict[tuple[str, str], int] = {}
-    for f in findings:
-        group = (f.code, f.step)
-        seen[group] = seen.get(group, 0) + 1
-        if not f.step or seen[group] <= PER_STEP:
-            out.append(f)
-        elif seen[group] == PER_STEP + 1:
-            total = sum(1 for g in findings if (g.code, g.step) == group)
-            out.append(f"... {total - PER_STEP} more {f.code} for step '{f.step}' (--format json lists all)")
-    return out
+def by_severity(findings: Sequence[Finding]) -> list[Finding]:
+    """Errors first, then warnings, then information; each in file order."""
+    return sorted(findings, key=lambda f: SEVERITIES.index(f.severity))
 
 
-def _text(report: Report) -> str:
+def cut(report: Report, lines_each: Callable[[Finding], int], reserved: int) -> tuple[list[Finding], str]:
+    """The findings that fit MAX_LINES (less `reserved`), errors first, and a line for the rest ("" when none)."""
+    shown: list[Finding] = []
+    used = reserved + 1  # the line saying what was left out
+    ordered = by_severity(report.findings)
+    for finding in ordered:
+        used += lines_each(finding)
+        if used > MAX_LINES:
+            break
+        shown.append(finding)
+    rest = ordered[len(shown):]
+    if not rest:
+        return shown, ""
+    counts = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s in SEVERITIES
+                       if (n := sum(1 for f in rest if f.severity == s)))
+    return shown, f"... {len(rest)} more findings ({counts}): --detail prints them all, --format json lists them all"
+
+
+def _text(report: Report, detail: bool) -> str:
+    tail = [f"note: {note}" for note in report.notes] + [f"pipegen check: {summary(report)}"]
+    if detail:
+        shown, more = by_severity(report.findings), ""
+    else:
+        shown, more = cut(report, lambda f: 2 if f.fix else 1, len(tail))
     lines = []
-    for f in shown(report.findings):
-        if isinstance(f, str):
-            lines.append(f)
-            continue
+    for f in shown:
         lines.append(f"{f.location}: {f.severity}[{f.code}]: {f.message}")
         if f.fix:
             lines.append(f"    fix: {f.fix}")
-    lines += [f"note: {note}" for note in report.notes]
-    lines.append(f"pipegen check: {summary(report)}")
-    return "\n".join(lines) + "\n"
+        if detail and len(f.files) > 1:
+            lines += [f"    - {path}" for path in f.files]
+    lines += [more] if more else []
+    return "\n".join(lines + tail) + "\n"
 
 
-def _markdown(report: Report) -> str:
-    lines = [f"### pipegen check: {summary(report)}", ""]
-    if report.findings:
-        lines += ["| | code | where | finding | fix |", "|---|---|---|---|---|"]
-        icon = {"error": ":x:", "warning": ":warning:", "info": ":information_source:"}
-        for f in shown(report.findings):
-            if isinstance(f, str):
-                lines.append(f"| | | | {_cell(f)} | |")
-                continue
-            cells = [icon[f.severity], f"`{f.code}`", f"`{f.location}`", _cell(f.message), _cell(f.fix)]
+def _markdown(report: Report, detail: bool) -> str:
+    head = [f"### pipegen check: {summary(report)}", "", "| | code | where | finding | fix |", "|---|---|---|---|---|"]
+    tail = ["", *[f"> {note}" for note in report.notes]]
+    if detail:
+        shown, more = by_severity(report.findings), ""
+    else:
+        shown, more = cut(report, lambda f: 1, len(head) + len(tail))
+    icon = {"error": ":x:", "warning": ":warning:", "info": ":information_source:"}
+    lines = head[:2]
+    if shown:
+        lines += head[2:]
+        for f in shown:
+            message = f.message + (" (" + ", ".join(f.files) + ")" if detail and len(f.files) > 1 else "")
+            cells = [icon[f.severity], f"`{f.code}`", f"`{f.location}`", _cell(message), _cell(f.fix)]
             lines.append("| " + " | ".join(cells) + " |")
-        lines.append("")
-    lines += [f"> {note}" for note in report.notes]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    lines += [f"| | | | {_cell(more)} | |"] if more else []
+    return "\n".join(lines + tail).rstrip("\n") + "\n"
 
 
 def _cell(text: str) -> str:

@@ -1,4 +1,4 @@
-"""The repository-internal import closure of Python files, statically (`ast`).
+"""The repository-internal import closure of Python files, statically (import_scan.py).
 
 A module name resolves against the repository's tracked files only: the
 importing file's pytest base dir (the first folder up without an
@@ -9,69 +9,22 @@ third-party packages) is ignored. A resolved module brings its packages'
 is a module; `pytest_plugins = [...]` counts as imports. Imports under
 `if TYPE_CHECKING:` never run, so they do not count.
 
-Each file is read and parsed once. Closures are bit masks over a caller's
+Each file is read and scanned once (commands/check_cache.py keeps the scans). Closures are bit masks over a caller's
 file numbering: strongly connected components (import cycles) are found
 once, and each component's closure is the union of its successors'.
 """
 
 from __future__ import annotations
 
-import ast
 import posixpath
 from typing import Callable, Iterable, Mapping, Sequence
 
-# (module or None, imported names, level): `from ..a import b` -> ("a", ("b",), 2)
-ImportSpec = tuple["str | None", tuple[str, ...], int]
-Reader = Callable[[str], "str | None"]
+from pipegen.check.import_scan import ImportSpec
+
+# A tracked file -> its import statements (import_scan.py), None when it cannot be read.
+SpecReader = Callable[[str], "Sequence[ImportSpec] | None"]
 
 GLOBAL_ROOTS = ("", "src")
-
-
-def parse_imports(source: str) -> list[ImportSpec]:
-    """The import statements of a module, nested ones included; [] when it does not parse."""
-    if "import" not in source and "pytest_plugins" not in source:
-        return []  # parsing is most of the cost: skip files that cannot import
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return []
-    specs: list[ImportSpec] = []
-    for node in _statements(tree.body):
-        if isinstance(node, ast.Import):
-            specs += [(alias.name, (), 0) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            specs.append((node.module, tuple(a.name for a in node.names), node.level or 0))
-        elif isinstance(node, ast.Assign) and _is_pytest_plugins(node):
-            specs += [(name, (), 0) for name in _strings(node.value)]
-    return specs
-
-
-def _statements(body: list[ast.stmt]) -> list[ast.AST]:
-    """Every statement, breadth first in source order; expressions are never walked (imports are statements)."""
-    queue: list[ast.AST] = list(body)
-    for node in queue:
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
-            queue.extend(node.orelse)
-            continue
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-            children = getattr(node, name, None)
-            if isinstance(children, list):
-                queue.extend(children)
-    return queue
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def _is_pytest_plugins(node: ast.Assign) -> bool:
-    return any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in node.targets)
-
-
-def _strings(value: ast.expr) -> list[str]:
-    items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
-    return [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
 
 
 class ModuleFiles:
@@ -86,6 +39,8 @@ class ModuleFiles:
                 dirs.add(folder)
                 folder = posixpath.dirname(folder)
         self.dirs = frozenset(dirs)
+        self._packages: dict[str, list[str]] = {}
+        self.resolved: dict[tuple, list[str]] = {}  # resolve()'s memo: thousands of files import the same modules
 
     def module(self, path: str) -> str | None:
         """`a/b` -> "a/b.py" or "a/b/__init__.py", whichever is tracked."""
@@ -100,7 +55,9 @@ class ModuleFiles:
 
     def packages(self, path: str) -> list[str]:
         """The `__init__.py` files of the packages holding `path`, innermost first."""
-        out = []
+        if path in self._packages:
+            return self._packages[path]
+        out = self._packages[path] = []
         folder = posixpath.dirname(path)
         while folder:
             init = folder + "/__init__.py"
@@ -126,7 +83,16 @@ def _join(*parts: str) -> str:
 def resolve(specs: Iterable[ImportSpec], importer: str, mods: ModuleFiles) -> list[str]:
     """The tracked files the import statements `specs` of `importer` execute, in order (repeats kept)."""
     roots = (mods.base_dir(importer), *GLOBAL_ROOTS)  # a walk up the folders: once per file, not per statement
-    return [path for spec in specs for path in _resolve(spec, importer, roots, mods)]
+    folder = posixpath.dirname(importer)
+    out: list[str] = []
+    for module, names, level in specs:
+        # A statement means the same in every file with the same base dir (absolute) or folder (relative).
+        key = (module, tuple(names), level, folder if level else roots[0])
+        found = mods.resolved.get(key)
+        if found is None:
+            found = mods.resolved[key] = _resolve((module, names, level), importer, roots, mods)
+        out += found
+    return out
 
 
 def _resolve(spec: ImportSpec, importer: str, roots: Sequence[str], mods: ModuleFiles) -> list[str]:
@@ -175,21 +141,22 @@ def _root_of(path: str, roots: Sequence[str], mods: ModuleFiles) -> str | None:
 class ImportGraph:
     """Files -> the files they import, read lazily and once each."""
 
-    def __init__(self, mods: ModuleFiles, read: Reader):
+    def __init__(self, mods: ModuleFiles, specs: SpecReader):
         self.mods = mods
-        self._read = read
+        self._specs = specs
         self.edges: dict[str, tuple[str, ...]] = {}
         self.unreadable: set[str] = set()
-        self._parents: dict[tuple[str, ...], dict[str, str | None]] = {}
+        # start files -> a breadth-first search: parents, queue, how far the queue is done
+        self._searches: dict[tuple[str, ...], tuple[dict[str, str | None], list[str], list[int]]] = {}
 
     def imports(self, path: str) -> tuple[str, ...]:
         if path not in self.edges:
-            source = self._read(path) if path in self.mods.files else None
-            if source is None:
+            specs = self._specs(path) if path in self.mods.files else None
+            if specs is None:
                 self.unreadable.add(path)
                 self.edges[path] = ()
             else:
-                found = resolve(parse_imports(source), path, self.mods)
+                found = resolve(specs, path, self.mods)
                 self.edges[path] = tuple(dict.fromkeys(f for f in found if f != path))
         return self.edges[path]
 
@@ -249,11 +216,22 @@ class ImportGraph:
             closure[member] = mask
 
     def chain(self, start: Sequence[str], target: str) -> list[str]:
-        """One import path from a start file to `target` (breadth first), for messages."""
+        """One shortest import path from a start file to `target`, for messages ([] when none).
+
+        Breadth first, and only as far as `target`: the search is kept and resumed for the
+        next target from the same start (a step's tests reach thousands of files; a message
+        needs the path to a few)."""
         key = tuple(start)
-        if key not in self._parents:
-            self._parents[key] = self._breadth_first(key)
-        parent = self._parents[key]
+        if key not in self._searches:
+            self._searches[key] = ({s: None for s in key}, list(key), [0])
+        parent, queue, done = self._searches[key]
+        while target not in parent and done[0] < len(queue):
+            node = queue[done[0]]
+            done[0] += 1
+            for child in self.edges.get(node, ()):
+                if child not in parent:
+                    parent[child] = node
+                    queue.append(child)
         if target not in parent:
             return []
         path: list[str] = []
@@ -262,13 +240,3 @@ class ImportGraph:
             path.append(node)
             node = parent[node]
         return path[::-1]
-
-    def _breadth_first(self, start: tuple[str, ...]) -> dict[str, str | None]:
-        parent: dict[str, str | None] = {s: None for s in start}
-        queue = list(start)
-        for node in queue:
-            for child in self.edges.get(node, ()):
-                if child not in parent:
-                    parent[child] = node
-                    queue.append(child)
-        return parent

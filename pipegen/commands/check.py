@@ -6,8 +6,8 @@ import os
 from typing import Mapping
 
 from pipegen.check.checker import Inputs, check
+from pipegen.commands.check_cache import ScanCache
 from pipegen.check.findings import Finding, Report, format_report
-from pipegen.check.import_graph import Reader
 from pipegen.errors import EXIT_FINDINGS, EXIT_USAGE, DeclarationError
 from pipegen.model import Declarations, Location
 
@@ -15,14 +15,14 @@ AMD_TWIN_FILE = "test-amd.yaml"  # next to vLLM's ci_config.yaml
 
 
 def main(root: str, config: str | None, *, tracked_files: str | None, amd_file: str | None,
-         environ: Mapping[str, str], orphans: bool, strict_mode: bool, fmt: str) -> tuple[str, int]:
+         environ: Mapping[str, str], orphans: bool, strict_mode: bool, fmt: str, detail: bool = False) -> tuple[str, int]:
     """The report in `fmt` and the exit code: 0 clean, 1 errors, 2 unreadable declarations."""
     try:
         report = check_repository(root, config, tracked_files=tracked_files, amd_file=amd_file, environ=environ,
                                   orphans=orphans, strict_mode=strict_mode)
     except DeclarationError as exc:
         return format_report(declaration_error(exc), fmt), EXIT_USAGE
-    return format_report(report, fmt), EXIT_FINDINGS if report.count("error") else 0
+    return format_report(report, fmt, detail), EXIT_FINDINGS if report.count("error") else 0
 
 
 
@@ -45,23 +45,30 @@ def check_repository(root: str, config: str | None, *, tracked_files: str | None
     amd_path = amd_file or _twin_file(root, decl)
     amd = load(root, amd_path, environ) if amd_path else None
     inventory = load_inventory(decl)
-    if tracked_files:
-        from pipegen.selection.chain import read_file_list
-
-        tracked = read_file_list(tracked_files, "--tracked-files")
-    else:
-        from pipegen.selection.git import tracked_files as git_tracked
-
-        tracked = git_tracked(root, environ)
+    scans = _scans(root, tracked_files, environ)
     inputs = Inputs(
-        tracked=tracked,
-        read=_reader(root, set(tracked)),
+        tracked=sorted(scans.tracked),
+        imports=scans.specs,
         docs=docs,
         place=lambda step: place(step, inventory),
         amd=amd,
         listed=tracked_files,
     )
-    return check(decl, inputs, orphans=orphans, strict_mode=strict_mode)
+    report = check(decl, inputs, orphans=orphans, strict_mode=strict_mode)
+    scans.save()
+    return report
+
+
+def _scans(root: str, tracked_files: str | None, environ: Mapping[str, str]) -> ScanCache:
+    """The tracked files and their import scans: git's index and the cache, or the --tracked-files list."""
+    if tracked_files:
+        from pipegen.selection.chain import read_file_list
+
+        return ScanCache(root, set(read_file_list(tracked_files, "--tracked-files")))
+    from pipegen.selection.git import index_blobs
+
+    blobs, dirty = index_blobs(root, environ)
+    return ScanCache(root, set(blobs), blobs, dirty)
 
 
 def _twin_file(root: str, decl: Declarations) -> str | None:
@@ -70,18 +77,3 @@ def _twin_file(root: str, decl: Declarations) -> str | None:
         return None
     path = os.path.join(os.path.dirname(decl.files[0]), AMD_TWIN_FILE)
     return path if os.path.isfile(os.path.join(root, path)) else None
-
-
-def _reader(root: str, tracked: set[str]) -> Reader:
-    """Read tracked files only; a file that is listed but absent reads as None."""
-
-    def read(path: str) -> str | None:
-        if path not in tracked:
-            return None
-        try:
-            with open(os.path.join(root, path), encoding="utf-8") as handle:
-                return handle.read()
-        except (OSError, UnicodeDecodeError):
-            return None
-
-    return read

@@ -219,3 +219,26 @@ def _unique(paths: list[str]) -> list[str]:
 def tracked_files(root: str, environ: Mapping[str, str]) -> list[str]:
     """`git ls-files`, NUL-separated."""
     return Git(root, environ, without_git="--tracked-files FILE").paths("ls-files", "-z")
+
+
+def index_blobs(root: str, environ: Mapping[str, str]) -> tuple[dict[str, str], set[str]]:
+    """Every tracked file's blob SHA (`git ls-files -s`), and the files whose work-tree copy
+    is not that blob (`git diff-files`: edited, deleted or unmerged), so their SHA names no content.
+
+    Plain git, without GitPython (its import is a tenth of a warm `check`)."""
+    env = clean_env(environ)
+
+    def git(*args: str) -> str:
+        proc = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, encoding="utf-8",
+                              errors="surrogateescape")
+        if proc.returncode != 0:
+            raise UsageError(f"not a git repository: {os.path.abspath(root)}",
+                             fix="run pipegen inside a git checkout, or pass --tracked-files FILE")
+        return proc.stdout
+
+    top = git("rev-parse", "--show-toplevel").rstrip("\n")
+    blobs: dict[str, str] = {}
+    for entry in filter(None, git("-C", top, "ls-files", "-s", "-z").split("\0")):
+        meta, _, path = entry.partition("\t")  # "<mode> <sha> <stage>\t<path>"
+        blobs[path] = meta.split(" ")[1]
+    return blobs, set(filter(None, git("-C", top, "diff-files", "--name-only", "-z").split("\0")))

@@ -1,8 +1,9 @@
-"""Static import closures (imports.py)."""
+"""Static import closures (import_graph.py)."""
 
 from __future__ import annotations
 
-from pipegen.check.import_graph import ImportGraph, ModuleFiles, parse_imports, resolve
+from pipegen.check.import_graph import ImportGraph, ModuleFiles, resolve
+from pipegen.check.import_scan import scan_imports
 
 FILES = {
     "pkg/__init__.py": "from pkg import core\n",
@@ -25,22 +26,13 @@ FILES = {
 
 
 def graph(files=FILES, reads=None):
-    def read(path):
+    def specs(path):
         if reads is not None:
             reads.append(path)
-        return files.get(path)
+        text = files.get(path)
+        return None if text is None else scan_imports(text)
 
-    return ImportGraph(ModuleFiles(files), read)
-
-
-def test_parse_imports_in_source_order_including_nested():
-    specs = parse_imports("import a.b, c\nfrom .x import y, z\nfrom .. import w\ndef f():\n    import late\n")
-    assert specs == [("a.b", (), 0), ("c", (), 0), ("x", ("y", "z"), 1), (None, ("w",), 2), ("late", (), 0)]
-    assert parse_imports("import a\ndef (:") == []
-
-
-def test_type_checking_imports_do_not_count_but_else_does():
-    assert parse_imports(FILES["tests/unit/test_types.py"]) == [("typing", ("TYPE_CHECKING",), 0), ("pkg.core", (), 0)]
+    return ImportGraph(ModuleFiles(files), specs)
 
 
 def test_standard_library_and_third_party_are_ignored():
@@ -106,10 +98,18 @@ def test_untracked_or_unreadable_files_are_not_followed():
     assert g.unreadable == {"b.py"}
 
 
-def test_a_file_that_does_not_parse_imports_nothing():
+def test_a_file_that_does_not_parse_still_counts_its_import_lines():
     g = graph()
-    assert g.imports("broken.py") == ()
+    assert g.imports("broken.py") == ("pkg/util.py", "pkg/__init__.py")
     assert g.unreadable == set()
+
+
+def test_resolving_is_memoised_per_base_dir_and_folder():
+    mods = ModuleFiles(FILES)
+    assert resolve([("helpers", (), 0)], "tests/unit/test_a.py", mods) == ["tests/unit/helpers.py"]
+    assert resolve([("helpers", (), 0)], "pkg/core.py", mods) == []  # another base dir: not the sibling
+    assert resolve([(None, ("util",), 1)], "pkg/core.py", mods) == ["pkg/__init__.py", "pkg/util.py", "pkg/__init__.py"]
+    assert resolve([(None, ("util",), 1)], "pkg/sub/deep.py", mods) == ["pkg/sub/__init__.py", "pkg/__init__.py"]
 
 
 def test_chain_names_the_import_path():
