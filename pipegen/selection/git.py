@@ -216,11 +216,6 @@ def _unique(paths: list[str]) -> list[str]:
     return list(dict.fromkeys(paths))
 
 
-def tracked_files(root: str, environ: Mapping[str, str]) -> list[str]:
-    """`git ls-files`, NUL-separated."""
-    return Git(root, environ, without_git="--tracked-files FILE").paths("ls-files", "-z")
-
-
 def index_blobs(root: str, environ: Mapping[str, str]) -> tuple[dict[str, str], set[str]]:
     """Every tracked file's blob SHA (`git ls-files -s`), and the files whose work-tree copy
     is not that blob (`git diff-files`: edited, deleted or unmerged), so their SHA names no content.
