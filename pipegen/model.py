@@ -126,6 +126,7 @@ class Settings:
     hardware_file: str | None = None
     hardware_inline: Any = None
     preset: str | None = None  # "vllm" for vLLM files
+    config_selects: bool = True  # a change to the config or the inventory file selects what they shape
     # Legacy test-amd.yaml: only steps whose mirror_hardwares holds this tag exist.
     mirror_tag: str | None = None
 

@@ -43,6 +43,7 @@ VLLM_SETTINGS = dict(
     docker_workdir=(("/vllm-workspace", ""),),
     interpolate=("*",),  # vLLM's files are written in Buildkite's syntax (`$$VAR`): every `$` stays as written
     preset="vllm",
+    config_selects=False,  # vLLM's generator reruns nothing when ci_config.yaml changes
 )
 
 # The old test-amd.yaml template: raw prefixes, no dependencies = always run.

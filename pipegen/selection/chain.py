@@ -11,10 +11,13 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Mapping
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from pipegen.errors import EXIT_FINDINGS, PipegenError, UsageError
 from pipegen.model import ChangeSet, Declarations, Options, Selection
+
+if TYPE_CHECKING:
+    from pipegen.selection.inputs import Input
 
 
 class DiffError(PipegenError):
@@ -135,15 +138,20 @@ def read_file_list(source: str, option: str = "--files-from") -> list[str]:
     return list(dict.fromkeys(p for p in parts if p))
 
 
-def select(args: SelectArgs, environ: Mapping[str, str] | None = None) -> tuple[Declarations, Selection]:
-    """Declarations, changes and decisions: the chain behind select, render and run."""
+def select(args: SelectArgs, environ: Mapping[str, str] | None = None,
+           more_inputs: Callable[[Declarations], Sequence[Input]] | None = None) -> tuple[Declarations, Selection]:
+    """Declarations, changes and decisions: the chain behind select, render and run.
+
+    `more_inputs`: files besides the config and inventory that the command reads (render's templates)."""
     from pipegen.selection.decide import decide
+    from pipegen.selection.inputs import own_inputs
 
     environ = os.environ if environ is None else environ
     decl = load_declarations(args, environ)
     options = options_from(args, decl, environ)
     changes = read_changes(args, decl, environ)
-    return decl, decide(decl, changes, options)
+    inputs = (*own_inputs(decl), *(more_inputs(decl) if more_inputs else ()))
+    return decl, decide(decl, changes, options, inputs)
 
 
 def warn_if_untrusted(selection: Selection) -> None:

@@ -13,16 +13,20 @@ import fnmatch
 from typing import Sequence
 
 from pipegen.errors import UsageError
+from pipegen.selection.inputs import Input
 from pipegen.selection.matching import StepIndex, entry_matches, first_match
 from pipegen.model import ChangeSet, Decision, Declarations, Options, Reason, Rule, Selection, Settings, Step
 
 
-def decide(decl: Declarations, changes: ChangeSet, options: Options) -> Selection:
+def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Sequence[Input] = ()) -> Selection:
+    """`inputs`: the files pipegen itself reads (config, inventory, templates), from the command edge."""
     settings = decl.settings
     files = [f for f in changes.files if f]
     warnings: list[str] = [str(w) for w in decl.warnings] + list(changes.warnings)
 
-    run_all_reason = _run_all(decl, changes, options, files)
+    input_hits = _input_hits(inputs, files)
+    everything = input_hits.pop(None, None)
+    run_all_reason = _run_all(decl, changes, options, files) or (everything.text if everything else "")
     only = closure(decl, options.only) if options.only is not None else None
     skip_reason = ""
     if not (options.docs_only_disable or run_all_reason or only is not None) and _docs_only(settings.docs_only, files):
@@ -36,7 +40,8 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options) -> Selectio
         rule_hits = [(rule, first_match(rule.changed, files)) for rule in settings.rules]
         decisions = []
         for step, match in zip(decl.steps, matched):
-            action, reason = _decide_step(step, match, settings, rule_hits, options, only, run_all_reason)
+            forced = Reason("run-all", run_all_reason) if run_all_reason else input_hits.get(step.key)
+            action, reason = _decide_step(step, match, settings, rule_hits, options, only, forced)
             decisions.append(Decision(step, action, (reason,)))
     return Selection(
         decisions=tuple(decisions),
@@ -83,6 +88,19 @@ def _run_all(decl: Declarations, changes: ChangeSet, options: Options, files: li
     return ""
 
 
+def _input_hits(inputs: Sequence[Input], files: Sequence[str]) -> dict[str | None, Reason]:
+    """Why steps run because one of pipegen's own inputs changed (key None: every step)."""
+    hits: dict[str | None, Reason] = {}
+    for item in inputs:
+        hit = first_match([item.entry], files)
+        if hit is None:
+            continue
+        text = f"{hit[0]} changed: it is {item.what}, which shapes " + ("every step" if item.keys is None else "this step")
+        for key in (None,) if item.keys is None else sorted(item.keys):
+            hits.setdefault(key, Reason("pipegen-input", text, hit[0], item.entry))
+    return hits
+
+
 def _docs_only(patterns: Sequence[str], files: list[str]) -> bool:
     return bool(patterns) and bool(files) and all(any(entry_matches(p, f) for p in patterns) for f in files)
 
@@ -116,7 +134,7 @@ def _decide_step(
     rule_hits: list[tuple[Rule, tuple[str, str] | None]],
     options: Options,
     only: frozenset[str] | None,
-    run_all_reason: str,
+    forced: Reason | None,
 ) -> tuple[str, Reason]:
     if settings.mirror_tag is not None and settings.mirror_tag not in step.mirror_hardwares:
         return "skip", Reason("mirror-tag", f"not mirrored to '{settings.mirror_tag}' (mirror_hardwares)")
@@ -139,8 +157,8 @@ def _decide_step(
     rule = _rule_hit(step, rule_hits, overriding=False)
     if rule:
         return "run", rule
-    if run_all_reason:
-        return "run", Reason("run-all", run_all_reason)
+    if forced:  # run-all, or one of pipegen's own inputs that shapes this step changed
+        return "run", forced
     if match:
         return "run", Reason("dependency", f"{match[0]} matches '{match[1]}'", match[0], match[1])
     if not step.declares_dependencies:

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipegen.selection.decide import decide
+from pipegen.selection.inputs import own_inputs
 from pipegen.declarations.load import load
 from pipegen.model import ChangeSet
 from pipegen.selection.chain import SelectArgs, options_from
@@ -43,7 +44,7 @@ def decl():
 
 def pipegen_actions(decl, files, env):
     options = options_from(SelectArgs(), decl, env)
-    selection = decide(decl, ChangeSet(tuple(files)), options)
+    selection = decide(decl, ChangeSet(tuple(files)), options, own_inputs(decl))
     return {d.step.key: d.action for d in selection.decisions}, selection
 
 
@@ -73,6 +74,7 @@ CASES = {
     "rocm base noauto": (["docker/Dockerfile.rocm_base"], {"NOAUTO": "1"}),
     "amd test script": ([".buildkite/scripts/hardware_ci/run-amd-test.sh"], {}),
     "steps file": ([".buildkite/test_areas/distributed.yaml"], {}),
+    "its own config": ([".buildkite/ci_config.yaml"], {}),
     "image build file": ([".buildkite/image_build/image_build.yaml"], {}),
     "exclusion": (["vllm/distributed/kv_transfer/kv_connector/v1/base.py"], {}),
     "one module": (["vllm/v1/worker/gpu_model_runner.py"], {}),
