@@ -118,12 +118,16 @@ def select(fmt: str, **kwargs: Any) -> int:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_guard
 def why(paths: tuple[str, ...], step_keys: tuple[str, ...], fmt: str, **kwargs: Any) -> int:
-    """Explain which steps PATHs select, or why a step got its decision.
+    """Explain what a change of each PATH would do, or why a step got its decision.
+
+    Each PATH is decided as 'pipegen select' decides a change of that path alone:
+    run-all, docs-only, or the steps it selects (through which entry or rule), the
+    steps it matches that still do not run, and the exclusions that drop it.
 
     \b
-    Example:
-      pipegen why vllm/distributed/parallel_state.py
-      pipegen why --step distributed-comm-ops
+    Example (this repository's own pipeline):
+      pipegen why pipegen/selection/decide.py qr_tests/quick_reduce.py
+      pipegen why --step quick-reduce-cpu
     """
     import os
 
@@ -141,7 +145,8 @@ def why(paths: tuple[str, ...], step_keys: tuple[str, ...], fmt: str, **kwargs: 
               help="Steps the change does not select: a block step to click (block), shown as skipped (skip), "
               "or left out (omit). Default: the config's 'unselected' (vLLM: block).")
 @click.option("--templates", metavar="DIR", help="Templates that override the shipped ones (pipeline.j2, command.j2, "
-              "block.j2, docker.j2, kubernetes.j2); see templates/ in pipegen's source.")
+              "block.j2, docker.j2, kubernetes.j2, plain.j2); see templates/ in pipegen's source. A change to a "
+              "file in DIR selects the steps rendered through it.")
 @click.option("--annotation", "annotation_file", metavar="FILE", help="Write Markdown for 'buildkite-agent annotate': "
               "counts, reasons, hardware of every step.")
 @_guard
@@ -182,7 +187,7 @@ def run(step_keys: tuple[str, ...], hardware: str | None, dry_run: bool, keep_go
     """Run the selected steps here, on the first hardware target this machine has.
 
     Exit 0 when every step that ran passed, 1 when one failed or timed out
-    (or a --step cannot run here), 130 on Ctrl-C.
+    (or a --step cannot run here), 2 on a usage or declaration error, 130 on Ctrl-C.
 
     \b
     Example:

@@ -1,11 +1,14 @@
-"""`pipegen why`: which steps paths select, or why a step got its decision (the I/O edge)."""
+"""`pipegen why`: what a change of each path does, or why a step got its decision (the I/O edge)."""
 
 from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from pipegen.selection.chain import SelectArgs, load_declarations, select, warn_if_untrusted
-from pipegen.selection.decide import steps_by_key
+from pipegen.model import ChangeSet, Declarations, Selection
+from pipegen.selection.chain import (SelectArgs, load_declarations, options_from, repository_paths, select,
+                                     warn_if_untrusted)
+from pipegen.selection.decide import decide, steps_by_key
+from pipegen.selection.inputs import own_inputs
 from pipegen.selection.report import render_why
 
 
@@ -17,4 +20,13 @@ def main(args: SelectArgs, paths: Sequence[str], step_keys: Sequence[str], fmt: 
         warn_if_untrusted(selection)
     else:
         decl, selection = load_declarations(args, environ), None
-    return render_why(decl, paths, steps_by_key(decl, step_keys), selection, fmt)
+    return render_why(path_verdicts(args, decl, paths, environ), steps_by_key(decl, step_keys), selection, fmt)
+
+
+def path_verdicts(args: SelectArgs, decl: Declarations, paths: Sequence[str],
+                  environ: Mapping[str, str]) -> list[Selection]:
+    """Each path as a change of its own, decided by `decide` as `select` decides (same options, same inputs)."""
+    files = repository_paths(paths, args.root, "why")
+    options = options_from(args, decl, environ)
+    inputs = own_inputs(decl)
+    return [decide(decl, ChangeSet((path,)), options, inputs) for path in files]

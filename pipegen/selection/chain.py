@@ -113,16 +113,20 @@ def read_changes(args: SelectArgs, decl: Declarations, environ: Mapping[str, str
 def _listed_changes(args: SelectArgs) -> ChangeSet:
     """--files-from: the listed paths, repository-relative; an empty list is said out loud (a failed
     `git diff` piped in gives one)."""
-    from pipegen.selection.paths import repo_relative
-
-    root = os.path.realpath(args.root)
-    # Only the folder is resolved: a symlink inside the repository is a changed file of its own.
-    listed = [os.path.join(os.path.realpath(os.path.dirname(p)), os.path.basename(p)) if os.path.isabs(p) else p
-              for p in read_file_list(args.files_from)]
-    files = tuple(repo_relative(listed, root))
+    files = tuple(repository_paths(read_file_list(args.files_from), args.root))
     warnings = () if files else (f"no changed files given ({args.files_from} is empty): nothing is selected "
                                  "by a change",)
     return ChangeSet(files, reason=f"file list from {args.files_from}", warnings=warnings)
+
+
+def repository_paths(paths: Sequence[str], root: str, option: str = "--files-from") -> list[str]:
+    """Paths as a user gives them, repository-relative (selection/paths.py); a UsageError for one outside."""
+    from pipegen.selection.paths import repo_relative
+
+    # Only the folder is resolved: a symlink inside the repository is a changed file of its own.
+    listed = [os.path.join(os.path.realpath(os.path.dirname(p)), os.path.basename(p)) if os.path.isabs(p) else p
+              for p in paths]
+    return repo_relative(listed, os.path.realpath(root), option)
 
 
 def read_file_list(source: str, option: str = "--files-from") -> list[str]:

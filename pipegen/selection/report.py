@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from pipegen.model import ACTIONS, Declarations, Selection, Step
+from pipegen.model import ACTIONS, Selection, Step
 from pipegen.selection.matching import explain
 
 HEADINGS = {"run": "Run", "block": "Blocked (wait to be unblocked)", "skip": "Skipped"}
@@ -109,29 +109,48 @@ def render_selection(sel: Selection, fmt: str) -> str:
     return selection_text(sel)
 
 
-def why_paths(decl: Declarations, paths: Sequence[str]) -> list[dict[str, Any]]:
-    """For each path: the steps it selects (through which entry) and which exclusion dropped it."""
-    out = []
-    for path in paths:
-        selects, dropped = [], []
-        for step in decl.steps:
-            hit, exclusion = explain(step.dependencies, path, step.dependency_kind)
-            if hit and exclusion:
-                dropped.append({"key": step.key, "entry": hit, "excluded_by": "!" + exclusion})
-            elif hit:
-                selects.append({"key": step.key, "entry": hit})
-        out.append({"path": path, "selects": selects, "excluded": dropped})
-    return out
+# Reasons a single changed path gives a step (the others do not depend on the change).
+PATH_RULES = ("dependency", "pipegen-input")
+
+
+def why_path(verdict: Selection) -> dict[str, Any]:
+    """What a change of one path does, from `decide` itself (`verdict`), so `why` and `select` agree:
+    run-all or docs-only for every step, else the steps it selects, matches without running, excludes."""
+    path = verdict.changes.files[0]
+    row: dict[str, Any] = {"path": path, "verdict": "steps", "reason": "", "selects": [], "blocked": [],
+                           "excluded": []}
+    if verdict.skip_all or verdict.run_all:
+        row["verdict"] = "docs-only" if verdict.skip_all else "run-all"
+        row["reason"] = verdict.skip_reason or verdict.run_all_reason
+        return row
+    for decision in verdict.decisions:
+        step, reason = decision.step, decision.reasons[0]
+        hit, exclusion = explain(step.dependencies, path, step.dependency_kind)
+        if decision.action == "run" and (reason.rule in PATH_RULES or reason.rule.startswith("rule:")):
+            row["selects"].append({"key": step.key, "rule": reason.rule, "entry": reason.entry, "text": reason.text})
+        elif hit and exclusion:
+            row["excluded"].append({"key": step.key, "entry": hit, "excluded_by": "!" + exclusion})
+        elif hit:
+            row["blocked"].append({"key": step.key, "entry": hit, "action": decision.action, "reason": reason.text})
+    return row
 
 
 def why_paths_text(rows: list[dict[str, Any]]) -> str:
     lines = []
     for row in rows:
         lines.append(f"{row['path']}:")
-        if not row["selects"] and not row["excluded"]:
+        if row["verdict"] != "steps":
+            lines.append(f"  {row['verdict']}: " + ("everything runs" if row["verdict"] == "run-all" else
+                                                     "every step is skipped") + f" ({row['reason']})")
+            continue
+        if not row["selects"] and not row["excluded"] and not row["blocked"]:
             lines.append("  selects no step (no dependency entry matches it)")
         for hit in row["selects"]:
-            lines.append(f"  selects {hit['key']}  (entry '{hit['entry']}')")
+            how = f"entry '{hit['entry']}'" if hit["rule"] == "dependency" else hit["text"]
+            lines.append(f"  selects {hit['key']}  ({how})")
+        for hit in row["blocked"]:
+            lines.append(f"  matches {hit['key']} (entry '{hit['entry']}') but it does not run: {hit['action']}, "
+                         f"{hit['reason']}")
         for hit in row["excluded"]:
             lines.append(f"  not {hit['key']}: entry '{hit['entry']}' matches but '{hit['excluded_by']}' excludes it")
     return "\n".join(lines) + "\n"
@@ -160,12 +179,12 @@ def why_step_text(info: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_why(decl: Declarations, paths: Sequence[str], steps: Sequence[Step], sel: Selection | None,
-               fmt: str) -> str:
-    """`pipegen why`: what each path selects, then each step's decision (`sel` is needed only for steps)."""
-    rows = why_paths(decl, paths)
+def render_why(verdicts: Sequence[Selection], steps: Sequence[Step], sel: Selection | None, fmt: str) -> str:
+    """`pipegen why`: what each path does (`verdicts`: the decisions for a change of that path alone),
+    then each step's decision (`sel` is needed only for steps)."""
+    rows = [why_path(v) for v in verdicts]
     infos = [why_step(step, sel) for step in steps]
     if fmt == "json":
-        out = {**({"paths": rows} if paths else {}), **({"steps": infos} if steps else {})}
+        out = {**({"paths": rows} if rows else {}), **({"steps": infos} if steps else {})}
         return json.dumps(out, indent=2) + "\n"
-    return (why_paths_text(rows) if paths else "") + "".join(why_step_text(i) for i in infos)
+    return (why_paths_text(rows) if rows else "") + "".join(why_step_text(i) for i in infos)

@@ -119,3 +119,17 @@ def test_why_paths_and_steps(root):
 def test_help_has_an_example(command):
     result = CliRunner().invoke(cli, [command, "--help"])
     assert result.exit_code == 0 and "Example:" in result.output
+
+
+def test_why_comes_from_the_decision_select_makes(root):
+    """A run-all file, a docs-only file, an optional step's file: why says what select does."""
+    result = invoke(root, "why", "pyproject.toml", "docs/a.txt", "src/x.py", "./src/core/a.py")
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert "pyproject.toml:\n  run-all: everything runs (pyproject.toml matches run-all pattern" in text
+    assert "docs/a.txt:\n  docs-only: every step is skipped" in text
+    assert "src/x.py:\n  matches slow (entry 'src/') but it does not run: block, optional step" in text
+    assert "src/core/a.py:\n  selects core  (entry 'src/core/')" in text
+    rows = json.loads(invoke(root, "why", "--format", "json", ".buildkite/pipegen.yaml").stdout)["paths"]
+    assert rows[0]["verdict"] == "run-all" and "the pipegen config" in rows[0]["reason"]
+    assert invoke(root, "why", "../x.py").exit_code == 2
