@@ -125,7 +125,7 @@ def why(paths: tuple[str, ...], step_keys: tuple[str, ...], fmt: str, **kwargs: 
     steps it matches that still do not run, and the exclusions that drop it.
 
     \b
-    Example (this repository's own pipeline):
+    Example: (this repository's own pipeline)
       pipegen why pipegen/selection/decide.py qr_tests/quick_reduce.py
       pipegen why --step quick-reduce-cpu
     """
