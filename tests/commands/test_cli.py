@@ -133,3 +133,14 @@ def test_why_comes_from_the_decision_select_makes(root):
     rows = json.loads(invoke(root, "why", "--format", "json", ".buildkite/pipegen.yaml").stdout)["paths"]
     assert rows[0]["verdict"] == "run-all" and "the pipegen config" in rows[0]["reason"]
     assert invoke(root, "why", "../x.py").exit_code == 2
+
+
+def test_help_agrees_with_behaviour():
+    def help_of(command):
+        return " ".join(CliRunner().invoke(cli, [command, "--help"], terminal_width=200).output.split())
+
+    assert "plain.j2" in help_of("render")
+    assert "2 on a usage or declaration error" in help_of("run")
+    assert "vllm" not in help_of("why").lower()
+    assert "does not resolve is an error (exit 2)" in help_of("select")
+    assert "--no-renames" in help_of("select")
