@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from pipegen.errors import DeclarationError, suggest
 from pipegen.model import Location, Warning_
+from pipegen.declarations.patterns import glob_problem, regex_problem
 from pipegen.declarations.yamlio import LocDict, LocList
 
 Checker = Callable[[Any, Location], Any]
@@ -53,6 +54,24 @@ def string_list(value: Any, where: Location) -> tuple[str, ...]:
             out.append(string(item, item_where))
         return tuple(out)
     raise _fail(where, f"expected a list of strings, got {_kind(value)}", "write a YAML list ('- item' lines)")
+
+
+def _patterns(problem: Callable[[str], str | None], fix: str) -> Checker:
+    def check(value: Any, where: Location) -> tuple[str, ...]:
+        items = string_list(value, where)
+        for index, item in enumerate(items):
+            found = problem(item)
+            if found:
+                raise _fail(value.loc(index) if isinstance(value, LocList) else where, found, fix)
+        return items
+
+    return check
+
+
+# Dependency entries: paths, or gitignore-style globs that must compile.
+entry_list = _patterns(glob_problem, "close the '[' (a literal '[' is '[[]'), or write the path without glob characters")
+# vLLM's run-all patterns: Python regexes (re.match).
+regex_list = _patterns(regex_problem, "fix the regular expression (a literal '(' is '\\(')")
 
 
 def nested_command_list(value: Any, where: Location) -> tuple[str, ...]:

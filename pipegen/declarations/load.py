@@ -32,9 +32,9 @@ PIPEGEN_FIELDS: dict[str, s.Checker] = {
     "steps": s.string_list,
     "base_branch": s.string,
     "hardware": s.anything,
-    "run_all": s.string_list,
-    "run_all_exclude": s.string_list,
-    "docs_only": s.string_list,
+    "run_all": s.entry_list,
+    "run_all_exclude": s.entry_list,
+    "docs_only": s.entry_list,
     "always_run": s.string_list,
     "no_dependencies": s.choice("block", "run"),
     "unselected": s.choice("block", "skip", "omit"),
@@ -44,7 +44,7 @@ PIPEGEN_FIELDS: dict[str, s.Checker] = {
 }
 RULE_FIELDS: dict[str, s.Checker] = {
     "name": s.string,
-    "changed": s.string_list,
+    "changed": s.entry_list,
     "devices": s.string_list,
     "mirror": s.string,
     "dind": s.boolean,
@@ -53,8 +53,8 @@ RULE_FIELDS: dict[str, s.Checker] = {
 VLLM_CONFIG_FIELDS: dict[str, s.Checker] = {
     "name": s.string,
     "job_dirs": s.string_list,
-    "run_all_patterns": s.string_list,
-    "run_all_exclude_patterns": s.string_list,
+    "run_all_patterns": s.regex_list,
+    "run_all_exclude_patterns": s.regex_list,
     "registries": s.anything,
     "repositories": s.anything,
     "github_repo_name": s.string,
@@ -62,6 +62,7 @@ VLLM_CONFIG_FIELDS: dict[str, s.Checker] = {
 LEGACY_FIELDS: dict[str, s.Checker] = {
     **{k: v for k, v in STEP_FIELDS.items() if k not in ("mirror", "device", "num_devices")},
     "commands": s.nested_command_list,
+    "source_file_dependencies": s.string_list,  # raw prefixes: '[' is no glob here
     "gpu": s.string,
     "num_gpus": s.positive_int,
     "agent_pool": s.string,

@@ -46,10 +46,42 @@ def _where(file: str, mark: Any) -> Location:
     return Location(file, mark.line + 1, mark.column + 1)
 
 
+# Bounds that refuse hostile YAML in milliseconds instead of failing after minutes: a "billion laughs"
+# alias bomb (each alias repeats an anchored collection) and nesting deep enough for a RecursionError.
+MAX_DEPTH = 100  # collections inside collections; real CI files nest about 10 deep
+MAX_ALIAS_NODES = 100_000  # nodes that aliases repeat, counted as expanded
+
+
 class _LocLoader(_Loader):  # type: ignore[misc, valid-type]
     file = "<yaml>"
+    _depth = 0
+    _repeated = 0
+
+    def _enter(self, node: Any) -> None:
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            raise DeclarationError(f"YAML nested deeper than {MAX_DEPTH} levels", _where(self.file, node.start_mark),
+                                   fix="flatten the structure (no CI declaration needs this depth)")
+
+    def _count(self, node: Any, children: list[Any]) -> None:
+        """Record the expanded size of `node`; a child seen before is an alias: its size counts again."""
+        sizes, seen = self._sizes, self._seen
+        size = 1
+        for child in children:
+            grown = sizes.get(child, 1)
+            size += grown
+            if child in seen:
+                self._repeated += grown
+                if self._repeated > MAX_ALIAS_NODES:
+                    raise DeclarationError(f"YAML aliases expand to more than {MAX_ALIAS_NODES} nodes",
+                                           _where(self.file, child.start_mark),
+                                           fix="write the values out, or use fewer nested aliases (*name)")
+            seen.add(child)
+        sizes[node] = size
+        self._depth -= 1
 
     def construct_mapping(self, node, deep=False):  # noqa: ANN001
+        self._enter(node)
         explicit = sum(1 for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge")
         self.flatten_mapping(node)
         # flatten_mapping puts `<<: *anchor` keys first; explicit keys may override them.
@@ -75,11 +107,14 @@ class _LocLoader(_Loader):  # type: ignore[misc, valid-type]
         for key, mark in marks.items():
             if mark is None:
                 marks[key] = node.start_mark
+        self._count(node, [n for pair in node.value for n in pair])
         return out
 
     def construct_sequence(self, node, deep=False):  # noqa: ANN001
+        self._enter(node)
         out = LocList([self.construct_object(child, deep=True) for child in node.value])
         out.file, out.mark, out.item_marks = self.file, node.start_mark, [c.start_mark for c in node.value]
+        self._count(node, node.value)
         return out
 
 
@@ -91,6 +126,7 @@ def load_text(text: str, file: str) -> Any:
     """Parse YAML text; syntax errors become a DeclarationError naming the line."""
     loader = _LocLoader(text)
     loader.file = file
+    loader._sizes, loader._seen = {}, set()
     try:
         return loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
@@ -103,6 +139,9 @@ def load_text(text: str, file: str) -> Any:
         raise DeclarationError(f"YAML syntax error: {problem}", where, fix="correct the YAML syntax at that position") from None
     except yaml.YAMLError as exc:
         raise DeclarationError(f"YAML error: {exc}", Location(file)) from None
+    except RecursionError:  # nesting through tags that bypass the depth bound (!!omap, !!pairs)
+        raise DeclarationError(f"YAML nested deeper than {MAX_DEPTH} levels", Location(file),
+                               fix="flatten the structure (no CI declaration needs this depth)") from None
     finally:
         loader.dispose()
 

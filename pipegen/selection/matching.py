@@ -14,29 +14,14 @@ grows with files x path depth, not files x entries.
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
 from typing import Iterable, Sequence
 
+from pipegen.declarations.patterns import glob_regex as _glob_regex
+from pipegen.declarations.patterns import is_glob
+from pipegen.declarations.patterns import regex as _regex
 from pipegen.model import DependencyKind, PatternKind, Step
 
-GLOB_CHARS = frozenset("*?[")
-
-
-def is_glob(entry: str) -> bool:
-    return not GLOB_CHARS.isdisjoint(entry)
-
-
-@lru_cache(maxsize=4096)
-def _glob_regex(entry: str) -> re.Pattern[str]:
-    import pathspec  # only steps with glob entries pay for this import
-
-    return pathspec.GitIgnoreSpec.from_lines([entry]).patterns[0].regex
-
-
-@lru_cache(maxsize=4096)
-def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+__all__ = ["StepIndex", "entry_matches", "explain", "first_match", "is_glob", "split"]
 
 
 def entry_matches(entry: str, path: str, kind: PatternKind = "entry") -> bool:

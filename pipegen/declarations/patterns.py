@@ -1,0 +1,57 @@
+"""Compiling the patterns declarations hold, so a broken one is a declaration error at its line.
+
+Dependency entries with glob characters are gitignore-style globs (pathspec);
+vLLM's run-all patterns are Python regexes. Both are compiled once here, when
+loading checks them, and matching (selection/matching.py) reuses the cache.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+GLOB_CHARS = frozenset("*?[")
+
+
+def is_glob(entry: str) -> bool:
+    return not GLOB_CHARS.isdisjoint(entry)
+
+
+@lru_cache(maxsize=4096)
+def glob_regex(entry: str) -> re.Pattern[str]:
+    """The regex of a glob entry; ValueError for one git would not read (an unclosed '[', a trailing '\\')."""
+    import pathspec  # only declarations with glob entries pay for this import
+
+    try:
+        regex = pathspec.GitIgnoreSpec.from_lines([entry]).patterns[0].regex
+    except (ValueError, IndexError):
+        regex = None
+    if regex is None:  # pathspec turns an unreadable pattern into one that matches nothing
+        raise ValueError(f"invalid glob {entry!r}")
+    return regex
+
+
+@lru_cache(maxsize=4096)
+def regex(pattern: str) -> re.Pattern[str]:
+    """A compiled regex; ValueError (re.error is one) for an invalid one."""
+    return re.compile(pattern)
+
+
+def glob_problem(entry: str) -> str | None:
+    """Why a dependency entry (include or '!' exclusion) cannot be matched; None when it can."""
+    body = entry[1:] if entry.startswith("!") else entry
+    if not is_glob(body):
+        return None
+    try:
+        glob_regex(body)
+    except ValueError:
+        return f"invalid glob {entry!r} (an unclosed '[', or a trailing '\\\\')"
+    return None
+
+
+def regex_problem(pattern: str) -> str | None:
+    try:
+        regex(pattern)
+    except (re.error, RecursionError, OverflowError) as exc:
+        return f"invalid regular expression {pattern!r}: {exc}"
+    return None
