@@ -67,7 +67,7 @@ class Step:
     agent_pool: str | None = None  # legacy AMD pool, e.g. "mi300_2"
     agent_tags: tuple[tuple[str, str], ...] = ()
     env: tuple[tuple[str, str], ...] = ()
-    soft_fail: bool | tuple[int, ...] = False  # bool, or exit statuses
+    soft_fail: bool | tuple[int | str, ...] = False  # bool, or exit statuses ("*": any)
     timeout_in_minutes: int | None = None
     parallelism: int | None = None
     concurrency: int | None = None
@@ -81,6 +81,14 @@ class Step:
     mirror: str | None = None  # "amd" for a vLLM AMD mirror
     # Legacy AMD steps: the pipeline-level tags it is mirrored to.
     mirror_hardwares: tuple[str, ...] = ()
+    # pipegen's format: depends_on targets whose failure this step accepts ({step, allow_failure: true}).
+    allow_failure_on: tuple[str, ...] = ()
+    # pipegen's format: the other Buildkite command-step fields (if, branches, matrix, plugins, ...), verbatim.
+    buildkite: tuple[tuple[str, Any], ...] = ()
+
+    def field(self, name: str, default: Any = None) -> Any:
+        """A Buildkite field of `buildkite`, or `default`."""
+        return next((value for key, value in self.buildkite if key == name), default)
 
     @property
     def declares_dependencies(self) -> bool:
@@ -125,6 +133,8 @@ class Settings:
     docker_workdir: tuple[tuple[str, str], ...] = ()  # ("/vllm-workspace/tests", "tests")
     hardware_file: str | None = None
     hardware_inline: Any = None
+    # Keys of steps uploaded elsewhere (the bootstrap step, an earlier image build): depends_on may name them.
+    external_steps: tuple[str, ...] = ()
     preset: str | None = None  # "vllm" for vLLM files
     config_selects: bool = True  # a change to the config or the inventory file selects what they shape
     # Legacy test-amd.yaml: only steps whose mirror_hardwares holds this tag exist.

@@ -18,7 +18,7 @@ from pipegen.check.coverage import always_runs
 from pipegen.errors import DeclarationError
 from pipegen.check.findings import Finding
 from pipegen.model import Declarations, Location, Step
-from pipegen.buildkite.limits import JOB_LIMIT as UPLOAD_LIMIT
+from pipegen.buildkite.limits import JOB_LIMIT as UPLOAD_LIMIT, command_jobs
 from pipegen.buildkite.keys import BLOCK_PREFIX, KEY_BAD, KEY_MAX, UUID_KEY, valid_key
 
 
@@ -98,7 +98,7 @@ def limit_findings(decl: Declarations, config: str) -> list[Finding]:
     steps = rendered(decl)
     blocks = {s.key for s in steps if decl.settings.unselected == "block" and not always_runs(s, decl)}
     groups = {s.group for s in steps if s.group}
-    commands = sum(s.parallelism or 1 for s in steps)  # Buildkite counts each parallel job
+    commands = sum(command_jobs(s.parallelism, s.field("matrix")) for s in steps)  # each parallel and matrix job
     total = commands + len(blocks) + len(groups)
     out = []
     if total > UPLOAD_LIMIT:

@@ -41,6 +41,7 @@ PIPEGEN_FIELDS: dict[str, s.Checker] = {
     "rules": s.anything,
     "interpolate": s.string_list,
     "docker_workdir": s.env_map,
+    "external_steps": s.string_list,
 }
 RULE_FIELDS: dict[str, s.Checker] = {
     "name": s.string,
@@ -127,6 +128,7 @@ def _load_pipegen(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> D
         docker_workdir=fields.get("docker_workdir", ()),
         hardware_file=hardware if isinstance(hardware, str) else None,
         hardware_inline=hardware if isinstance(hardware, dict) else None,
+        external_steps=_external_steps(fields.get("external_steps", ()), top),
     )
     if hardware is not None and not isinstance(hardware, (str, dict)):
         raise DeclarationError("'hardware' must be a file path or a mapping", top.loc("hardware"))
@@ -137,6 +139,17 @@ def _load_pipegen(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> D
         files += steps_files(root, entry, entry_where, STEPS_SUFFIXES, warnings)
     steps = _load_steps(root, files, docs, vllm=False, warnings=warnings)
     return _finish(root, steps, settings, "pipegen", [path, *files], warnings)
+
+
+def _external_steps(keys: tuple[str, ...], top: LocDict) -> tuple[str, ...]:
+    """Keys of steps uploaded elsewhere: written in the pipeline as they are, so they must be valid there."""
+    from pipegen.buildkite.keys import valid_key
+
+    for key in keys:
+        if valid_key(key) != key:
+            raise DeclarationError(f"external step key '{key}' is not a key Buildkite accepts", top.loc("external_steps"),
+                                   f"write the key as the other pipeline does (e.g. '{valid_key(key)}')")
+    return keys
 
 
 def _rules(raw: Any, where: Location) -> tuple[Rule, ...]:
@@ -227,13 +240,13 @@ def _load_legacy(root: str, path: str, top: LocDict, environ: Mapping[str, str])
 
 def _finish(root: str, steps: list[Step], settings: Settings, layout: str, files: list[str],
             warnings: list[Warning_]) -> Declarations:
-    validate_graph(steps)
+    validate_graph(steps, settings.external_steps)
     return Declarations(steps=tuple(steps), settings=settings, layout=layout,  # type: ignore[arg-type]
                         files=tuple(files), warnings=tuple(warnings), root=root)
 
 
-def validate_graph(steps: list[Step]) -> None:
-    """Unique keys, known depends_on targets, no cycles."""
+def validate_graph(steps: list[Step], external: tuple[str, ...] = ()) -> None:
+    """Unique keys, known depends_on targets (steps of this pipeline or `external`), no cycles."""
     by_key: dict[str, Step] = {}
     for step in steps:
         if step.key in by_key:
@@ -241,13 +254,20 @@ def validate_graph(steps: list[Step]) -> None:
             raise DeclarationError(f"duplicate step key '{step.key}' (also at {first.location})", step.location,
                                    "give one of the steps a different 'key'")
         by_key[step.key] = step
+        if step.key in external:
+            raise DeclarationError(f"step key '{step.key}' is also listed in external_steps", step.location,
+                                   "rename the step, or remove the key from external_steps")
     for step in steps:
         for target in step.depends_on:
-            if target not in by_key:
+            if target not in by_key and target not in external:
+                known = [*by_key, *external]
                 raise DeclarationError(f"step '{step.key}' depends on unknown step '{target}'", step.location,
-                                       suggest(target, by_key, "step keys") if by_key else "remove the depends_on entry")
+                                       (suggest(target, known, "step keys") if known else "remove the depends_on entry")
+                                       + "; a step uploaded elsewhere (the bootstrap) goes in the config's "
+                                       "external_steps")
     try:
-        graphlib.TopologicalSorter({k: step.depends_on for k, step in by_key.items()}).prepare()
+        graphlib.TopologicalSorter({k: [t for t in step.depends_on if t in by_key]
+                                    for k, step in by_key.items()}).prepare()
     except graphlib.CycleError as exc:
         cycle = exc.args[1]
         raise DeclarationError(f"dependency cycle: {' -> '.join(reversed(cycle))}", by_key[cycle[0]].location,

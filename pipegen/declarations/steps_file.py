@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
+from pipegen.declarations import buildkite_step as bk
 from pipegen.declarations import fields as s
 from pipegen.errors import DeclarationError
 from pipegen.model import Location, Step, Warning_
@@ -72,6 +73,7 @@ MIRROR_FIELDS: dict[str, s.Checker] = {
 VLLM_IGNORED = {"num_gpus": "num_devices", "gpu": "device", "torch_nightly": "", "autorun_on_main": "", "fast_check": ""}
 
 FILE_FIELDS = {"group": s.string, "depends_on": s.string_list, "steps": s.anything}
+PIPEGEN_FILE_FIELDS = {**FILE_FIELDS, "defaults": s.anything}  # defaults: fields every step inherits
 
 
 def load_steps_file(
@@ -84,7 +86,9 @@ def load_steps_file(
 ) -> list[Step]:
     """Expand one parsed steps file into Steps."""
     top = s.require_mapping(data, Location(relpath, 1, 1), "a steps file")
-    head = s.check_fields(top, FILE_FIELDS, "steps-file", lenient=vllm, warnings=warnings)
+    head = s.check_fields(top, FILE_FIELDS if vllm else PIPEGEN_FILE_FIELDS, "steps-file", lenient=vllm,
+                          warnings=warnings)
+    defaults = None if vllm else bk.check_defaults(top.get("defaults"), top.loc("defaults"))
     steps = top.get("steps")
     if not isinstance(steps, LocList):
         raise DeclarationError("a steps file needs a 'steps:' list", top.loc("steps") if "steps" in top else top.loc(),
@@ -95,10 +99,15 @@ def load_steps_file(
     for index, raw in enumerate(steps):
         where = steps.loc(index)
         item = s.require_mapping(raw, where, "a step")
-        fields = s.check_fields(
-            item, STEP_FIELDS if vllm else PIPEGEN_STEP_FIELDS, "step",
-            ignored=VLLM_IGNORED, lenient=vllm, warnings=warnings,
-        )
+        if vllm:
+            fields = s.check_fields(item, STEP_FIELDS, "step", ignored=VLLM_IGNORED, lenient=True, warnings=warnings)
+        else:
+            item = bk.with_defaults(defaults, item)
+            fields, theirs = bk.split(item, PIPEGEN_STEP_FIELDS)
+            extra = bk.read(theirs, item)
+            if "agent_tags" in extra:  # Buildkite's agents and vLLM's agent_tags are both extra tags
+                extra["agent_tags"] = fields.get("agent_tags", ()) + extra["agent_tags"]
+            fields.update(extra)
         if "label" not in fields:
             raise DeclarationError("step has no 'label'", item.loc(), "add 'label: <what this step tests>'")
         deps = list(fields.get("source_file_dependencies", ()))
@@ -160,6 +169,8 @@ def _expand(
         optional=fields.get("optional", False),
         no_plugin=fields.get("no_plugin", False),
         dind=fields.get("dind", True),
+        allow_failure_on=fields.get("allow_failure_on", ()),
+        buildkite=fields.get("buildkite", ()),
     )
     group = fields.get("group", group)
     hardware = fields.get("hardware")

@@ -14,7 +14,11 @@ from typing import Any
 from pipegen.model import Step
 from pipegen.buildkite.dollars import Dollars
 from pipegen.buildkite.limits import SKIP_MAX
+
 LOST_AGENT = {"exit_status": -1, "limit": 1}
+# A step's own Buildkite fields that the template writes in a place of their own (plugins after the
+# hardware's, skip where pipegen's skip goes).
+OWN_PLACE = ("plugins", "skip")
 
 
 def skip_text(reason: str, dollars: Dollars) -> str:
@@ -85,12 +89,32 @@ def command_item(step: Step, job: Any, key: str, depends: list[str], dollars: Do
         "parallelism": step.parallelism,
         "concurrency": step.concurrency,
         "concurrency_group": dollars(step.concurrency_group) if step.concurrency_group else None,
-        "skip": skip,
+        "skip": skip if skip is not None else _deep(step.field("skip"), dollars),
+        "fields": {name: _deep(value, dollars) for name, value in step.buildkite if name not in OWN_PLACE},
         "plugin": plugin,
+        "plugins": _plugins(_deep(step.field("plugins"), dollars)),
         "pod_spec": _pod_spec(template, job) if plugin is not None and template.kind == "kubernetes" else None,
         "job": job,
         "step": step,
     }
+
+
+def _deep(value: Any, dollars: Dollars) -> Any:
+    """A Buildkite field as uploaded text must be: every string (and mapping key) through `dollars`."""
+    if isinstance(value, str):
+        return dollars(value)
+    if isinstance(value, dict):
+        return {_deep(k, dollars): _deep(v, dollars) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_deep(v, dollars) for v in value]
+    return value
+
+
+def _plugins(plugins: Any) -> list[Any]:
+    """A step's own plugins as a list (Buildkite also takes a mapping of name -> options)."""
+    if isinstance(plugins, dict):
+        return [{name: options} for name, options in plugins.items()]
+    return list(plugins or ())
 
 
 def _pod_spec(template: Any, job: Any) -> Any:

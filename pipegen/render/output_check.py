@@ -13,8 +13,10 @@ from typing import Any
 from pipegen.buildkite.limits import JOB_LIMIT, count_jobs
 from pipegen.errors import DeclarationError, OutputError
 
-def check(text: str, limit: int = JOB_LIMIT) -> dict[str, Any]:
-    """Parse the rendered text back and validate it; an OutputError when Buildkite would refuse it."""
+def check(text: str, limit: int = JOB_LIMIT, external: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Parse the rendered text back and validate it; an OutputError when Buildkite would refuse it.
+
+    `external`: keys of steps uploaded elsewhere, which depends_on may name."""
     from pipegen.render.fastyaml import load
 
     try:
@@ -28,11 +30,11 @@ def check(text: str, limit: int = JOB_LIMIT) -> dict[str, Any]:
     from pipegen.buildkite.schema import validate
 
     validate(data)
-    _check_graph(data, limit)
+    _check_graph(data, limit, external)
     return data
 
 
-def _check_graph(data: dict[str, Any], limit: int) -> None:
+def _check_graph(data: dict[str, Any], limit: int, external: tuple[str, ...]) -> None:
     keys: dict[str, str] = {}
     depends: list[tuple[str, str]] = []
 
@@ -58,7 +60,7 @@ def _check_graph(data: dict[str, Any], limit: int) -> None:
 
     visit(data.get("steps"))
     for name, target in depends:
-        if target not in keys:
+        if target not in keys and target not in external:
             raise OutputError(f"step '{name}' depends on '{target}', which is not in the pipeline",
                               fix="the upload would fail; this is a bug in pipegen or a template override")
     jobs = count_jobs(data.get("steps"))

@@ -42,5 +42,5 @@ def render_pipeline(decl: Declarations, selection: Selection, *, unselected: str
     placed = jobs(decl, inventory)
     result = plan_pipeline(decl, selection, placed, unselected=unselected, limit=limit)
     text = to_yaml(result, templates)
-    check(text, limit)
+    check(text, limit, decl.settings.external_steps)
     return Rendered(text=text, plan=result)

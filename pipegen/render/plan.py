@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 
 from pipegen.buildkite.dollars import Dollars
 from pipegen.buildkite.keys import BLOCK_PREFIX, key_map, unique_key, valid_key
-from pipegen.buildkite.limits import JOB_LIMIT
+from pipegen.buildkite.limits import JOB_LIMIT, command_jobs
 from pipegen.errors import OutputError, UsageError
 from pipegen.model import Declarations, Selection, Step
 from pipegen.render.command_step import command_item, skip_text
@@ -92,7 +92,7 @@ def _states(decl: Declarations, selection: Selection, mode: str) -> tuple[dict[s
         shown[key] = "run"
     for key in pending:
         for target in by_key[key].depends_on:
-            if shown.get(target) != "run":
+            if shown.get(target) != "run" and target in by_key:  # external steps are uploaded elsewhere
                 shown[target] = "run"
                 needed_by[target] = key
                 pending.append(target)
@@ -141,7 +141,8 @@ def _group(decl: Declarations, selection: Selection, placed: Sequence[Any], show
         rows.append(Row(step, keys[step.key], job.hardware, job.queue or "", state, reason))
         if state not in PRESENT:
             continue
-        depends = [keys[t] for t in step.depends_on if shown.get(t) in PRESENT]
+        depends = [_depends_item(step, t, keys.get(t, t)) for t in step.depends_on
+                   if shown.get(t) in PRESENT or t in decl.settings.external_steps]
         items = []
         if state == "blocked":
             items.append({"type": "block", "key": block_keys[step.key], "block": dollars(f"Run {step.label}"),
@@ -159,6 +160,11 @@ def _group(decl: Declarations, selection: Selection, placed: Sequence[Any], show
     return entries, rows
 
 
+def _depends_item(step: Step, target: str, key: str) -> Any:
+    """A depends_on entry: the rendered key, or {step, allow_failure} when the step accepts its failure."""
+    return {"step": key, "allow_failure": True} if target in step.allow_failure_on else key
+
+
 class LimitError(OutputError):
     def __init__(self, result: PipelinePlan):
         selected = sum(1 for r in result.rows if r.action == "run")
@@ -170,7 +176,7 @@ class LimitError(OutputError):
 
 
 def _count(steps: Sequence[Step], shown: Mapping[str, str]) -> int:
-    """Jobs as Buildkite counts them: each group, block and command step; parallelism multiplies."""
+    """Jobs as Buildkite counts them: each group, block and command step; parallelism and matrix multiply."""
     total = 0
     groups: set[str] = set()
     for step in steps:
@@ -180,5 +186,5 @@ def _count(steps: Sequence[Step], shown: Mapping[str, str]) -> int:
         if step.group and step.group not in groups:
             groups.add(step.group)
             total += 1
-        total += (step.parallelism or 1) + (state == "blocked")
+        total += command_jobs(step.parallelism, step.field("matrix")) + (state == "blocked")
     return total

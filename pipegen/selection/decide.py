@@ -67,7 +67,7 @@ def closure(decl: Declarations, keys: Sequence[str]) -> frozenset[str]:
     selected, pending = set(keys), steps_by_key(decl, keys)
     while pending:
         for dep in pending.pop().depends_on:
-            if dep not in selected:
+            if dep not in selected and dep in by_key:  # not an external step
                 selected.add(dep)
                 pending.append(by_key[dep])
     return frozenset(selected)

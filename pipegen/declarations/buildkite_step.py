@@ -1,0 +1,164 @@
+"""A step of pipegen's own format: pipegen's fields, plus every field of a Buildkite command step.
+
+Buildkite's fields are the ones its schema defines (buildkite/step_fields.py),
+each checked at load against its own definition; an error names the file,
+line and column, the field, what the schema expects and a did-you-mean. A
+steps file's `defaults:` block gives its fields to every step that does not
+set them (`env` and `agents` merge, the step's own values winning).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from pipegen.declarations import fields as s
+from pipegen.declarations.yamlio import LocDict, LocList
+from pipegen.errors import DeclarationError, suggest
+from pipegen.model import Location
+
+# Buildkite fields that pipegen reads itself: checked by the schema, then taken apart.
+READ = ("depends_on", "soft_fail", "retry", "agents")
+MERGED = ("env", "agents", "agent_tags")  # mappings a step merges with its defaults
+NOT_DEFAULTS = ("key", "identifier", "id")  # a key names one step
+
+
+def with_defaults(defaults: LocDict | None, item: LocDict) -> LocDict:
+    """The step's fields over its file's defaults; mappings in MERGED merge (the step's keys win)."""
+    if not defaults:
+        return item
+    return _merge(defaults, item, MERGED)
+
+
+def _merge(base: LocDict, top: LocDict, deep: tuple[str, ...] = ()) -> LocDict:
+    out = LocDict()
+    out.file, out.mark, out.key_marks = top.file, top.mark, {}
+    for source in (base, top):
+        for name, value in source.items():
+            if name in deep and name in out:
+                earlier, value = _tags(out[name]), _tags(value)
+                if isinstance(earlier, LocDict) and isinstance(value, LocDict):
+                    value = _merge(earlier, value)
+            out[name] = value
+            out.key_marks[name] = source.key_marks.get(name, source.mark)
+    return out
+
+
+def _tags(value: Any) -> Any:
+    """Agent tags written as a list of 'k=v' (Buildkite takes both) as a mapping, to merge."""
+    if not isinstance(value, LocList) or not all(isinstance(t, str) and "=" in t for t in value):
+        return value
+    out = LocDict()
+    out.file, out.mark, out.key_marks = value.file, value.mark, {}
+    for index, tag in enumerate(value):
+        name, text = tag.split("=", 1)
+        out[name], out.key_marks[name] = text, value.item_marks[index]
+    return out
+
+
+def check_defaults(defaults: Any, where: Location) -> LocDict | None:
+    if defaults is None:
+        return None
+    data = s.require_mapping(defaults, where, "'defaults'")
+    for name in NOT_DEFAULTS:
+        if name in data:
+            raise DeclarationError(f"'{name}' cannot be a default: a key names one step", data.loc(name),
+                                   f"move '{name}' to the step it names")
+    return data
+
+
+def split(item: LocDict, own: Mapping[str, s.Checker]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(pipegen's fields through its checkers, Buildkite's fields as written, checked by the schema)."""
+    from pipegen.buildkite.step_fields import ALIASES, field_names, problems
+
+    mine: dict[str, Any] = {}
+    theirs: dict[str, Any] = {}
+    known: frozenset[str] | None = None
+    for name, value in item.items():
+        canonical = ALIASES.get(name, name)
+        if canonical != name and canonical in item:
+            raise DeclarationError(f"'{name}' is Buildkite's other name for '{canonical}', which is also set",
+                                   item.loc(name), f"keep only '{canonical}'")
+        if canonical in own and canonical not in READ:
+            mine[canonical] = own[canonical](value, item.loc(name))
+            continue
+        known = known or field_names()
+        if name not in known:
+            raise DeclarationError(f"unknown step field '{name}' (neither pipegen's nor a Buildkite command step's)",
+                                   item.loc(name), suggest(name, set(own) | known))
+        theirs[name] = value
+    for problem in problems(theirs):
+        where = _locate(item, problem.field, problem.path)
+        inside = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in problem.path)
+        fix = problem.hint or f"write {problem.expects} (Buildkite's schema, field '{problem.field}')"
+        raise DeclarationError(f"step field '{problem.field}{inside}': {problem.message}; Buildkite's schema "
+                               f"expects {problem.expects}", where, fix)
+    return mine, theirs
+
+
+def _locate(item: LocDict, name: str, path: tuple[Any, ...]) -> Location:
+    """The line and column of the innermost part of a field's value that was written down."""
+    where, node = item.loc(name), item.get(name)
+    for part in path:
+        if isinstance(node, LocDict) and part in node:
+            where, node = node.loc(part), node[part]
+        elif isinstance(node, LocList) and isinstance(part, int) and part < len(node):
+            where, node = node.loc(part), node[part]
+        else:
+            break
+    return where
+
+
+def read(theirs: dict[str, Any], item: LocDict) -> dict[str, Any]:
+    """Buildkite's fields as Step fields: the ones pipegen reads taken apart, the rest kept verbatim."""
+    out: dict[str, Any] = {}
+    if "depends_on" in theirs:
+        out["depends_on"], out["allow_failure_on"] = _depends_on(theirs["depends_on"], item.loc("depends_on"))
+    if "soft_fail" in theirs:
+        out["soft_fail"] = _soft_fail(theirs["soft_fail"], item.loc("soft_fail"))
+    if "retry" in theirs:
+        out["retry"] = theirs["retry"]
+    if "agents" in theirs:
+        out["agent_tags"] = _agents(theirs["agents"], item)
+    out["buildkite"] = tuple((k, v) for k, v in theirs.items() if k not in READ)
+    return out
+
+
+def _depends_on(value: Any, where: Location) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    keys: list[str] = []
+    allowed: list[str] = []
+    for item in [] if value is None else [value] if isinstance(value, str) else value:
+        if isinstance(item, str):
+            keys.append(item)
+            continue
+        if "step" not in item:
+            raise DeclarationError("a depends_on item written as a mapping needs 'step'", where,
+                                   "write '- step: KEY' (and optionally 'allow_failure: true')")
+        keys.append(item["step"])
+        if item.get("allow_failure") in (True, "true"):
+            allowed.append(item["step"])
+    return tuple(keys), tuple(allowed)
+
+
+def _soft_fail(value: Any, where: Location) -> bool | tuple[int | str, ...]:
+    if isinstance(value, (bool, str)):
+        return value in (True, "true")
+    statuses = []
+    for item in value:
+        if "exit_status" not in item:
+            raise DeclarationError("a soft_fail item needs 'exit_status'", where, "write '- exit_status: N' (or '*')")
+        statuses.append(item["exit_status"])
+    return tuple(statuses)
+
+
+def _agents(value: Any, item: LocDict) -> tuple[tuple[str, str], ...]:
+    pairs = value.items() if isinstance(value, dict) else [tuple(t.split("=", 1)) if "=" in t else (t, "")
+                                                            for t in value]
+    out = []
+    for name, tag in pairs:
+        if name == "queue":
+            raise DeclarationError("a step cannot set its agent queue: pipegen puts each job on the queue of its "
+                                   "hardware", item.loc("agents"),
+                                   "remove 'queue' and name the hardware instead, e.g. 'hardware: [cpu]' or "
+                                   "'hardware: [h100:2]'; the inventory maps each family and GPU count to a queue")
+        out.append((str(name), str(tag).lower() if isinstance(tag, bool) else str(tag)))
+    return tuple(out)
