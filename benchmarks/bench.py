@@ -1,8 +1,8 @@
 """Benchmarks: pipegen's commands on vLLM's configuration, beside the floor.
 
     python benchmarks/bench.py            # every benchmark
-    python benchmarks/bench.py select     # one of: select, scale, render, check, vllm
-    PIPEGEN_VLLM_TREE=~/vllm python benchmarks/bench.py vllm   # check on vLLM's real tree
+    python benchmarks/bench.py select     # one of: select, scale, render, check, vllm, audit
+    PIPEGEN_VLLM_TREE=~/vllm python benchmarks/bench.py vllm audit   # check and audit on vLLM's real tree
 
 Each command is timed as a whole process (median of --runs runs), next to
 the floor that no implementation can beat on the same machine: starting
@@ -179,10 +179,8 @@ def bench_check(workdir: Path, runs: int) -> None:
 def bench_vllm(workdir: Path, runs: int) -> None:
     """`pipegen check` on vLLM's real tree (sources on disk), pinned to two cores: without
     the import-scan cache (a fresh agent) and with it (targets: 2 s and 0.5 s)."""
-    tree = Path(os.environ.get("PIPEGEN_VLLM_TREE", DEFAULT_VLLM_TREE))
-    if not (tree / ".buildkite" / "ci_config.yaml").is_file():
-        print(f"check on vLLM's tree: skipped, no vLLM checkout at {tree} (set $PIPEGEN_VLLM_TREE; a clone of "
-              "github.com/vllm-project/vllm with its sources, e.g. at 4ff865c)")
+    tree = _vllm_tree("check")
+    if tree is None:
         return
     pin = ["taskset", "-c", "0,1"] if shutil.which("taskset") and (os.cpu_count() or 1) >= 2 else []
     check = [*pin, *PIPEGEN, "check"]
@@ -210,6 +208,32 @@ def bench_vllm(workdir: Path, runs: int) -> None:
         subprocess.run(check, cwd=tree, env=warm, stdout=subprocess.DEVNULL)
         times.append(time.perf_counter() - start)
     row("pipegen check, import scans cached", statistics.median(times), 0.5)
+
+
+def bench_audit(workdir: Path, runs: int) -> None:
+    """`pipegen audit --last 500` on vLLM's history, alone and with --compare (targets: 20 s and 40 s)."""
+    tree = _vllm_tree("audit")
+    if tree is None:
+        return
+    pin = ["taskset", "-c", "0,1"] if shutil.which("taskset") and (os.cpu_count() or 1) >= 2 else []
+    audit = [*pin, *PIPEGEN, "audit", "--last", "500"]
+    ref = subprocess.run(["git", "rev-parse", "--short=12", "HEAD~150"], cwd=tree, capture_output=True, text=True)
+    print(f"audit of 500 first-parent commits of vLLM's history{' (taskset -c 0,1)' if pin else ''} "
+          "(targets: 20 s, 40 s with --compare)")
+    repeats = max(1, runs // 7)
+    row("pipegen audit --last 500", median_seconds(audit, tree, repeats), 20.0)
+    row(f"pipegen audit --last 500 --compare {ref.stdout.strip()}",
+        median_seconds([*audit, "--compare", ref.stdout.strip()], tree, repeats), 40.0)
+
+
+def _vllm_tree(name: str) -> Path | None:
+    """The vLLM checkout ($PIPEGEN_VLLM_TREE), or None after saying why the benchmark is skipped."""
+    tree = Path(os.environ.get("PIPEGEN_VLLM_TREE", DEFAULT_VLLM_TREE))
+    if (tree / ".buildkite" / "ci_config.yaml").is_file():
+        return tree
+    print(f"{name} on vLLM's tree: skipped, no vLLM checkout at {tree} (set $PIPEGEN_VLLM_TREE to a clone of "
+          "github.com/vllm-project/vllm with its sources and history, e.g. at 4ff865c)")
+    return None
 
 
 def bench_render(workdir: Path, runs: int) -> None:
@@ -264,7 +288,8 @@ def bench_generator(workdir: Path, runs: int, pin: list[str], rendered: float) -
 
 
 BENCHMARKS: dict[str, Callable[[Path, int], None]] = {"select": bench_select, "scale": bench_scale, "check": bench_check,
-                                                     "render": bench_render, "vllm": bench_vllm}
+                                                     "render": bench_render, "vllm": bench_vllm,
+                                                     "audit": bench_audit}
 
 
 def main() -> None:

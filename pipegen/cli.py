@@ -238,6 +238,42 @@ def check(config: str | None, root: str, tracked_files: str | None, amd_file: st
     return code
 
 
+@cli.command()
+@_repo_options
+@click.option("--last", type=click.IntRange(min=1), metavar="N", help="Replay the last N first-parent commits of "
+              "HEAD (default: 100).")
+@click.option("--range", "rev_range", metavar="A..B", help="Replay the first-parent commits after A up to B.")
+@click.option("--durations", metavar="FILE", help="Minutes per job of each step (CSV 'key,minutes' or JSON "
+              "{key: minutes}): report machine-minutes (a job counts its GPUs) instead of job counts.")
+@click.option("--compare", "compare_ref", metavar="REF", help="Also replay with the declarations as they are at REF; "
+              "list per step the commits it would gain and lose (losses first).")
+@click.option("--fail-on-loss", is_flag=True, help="Exit 1 when a step would lose a commit against --compare REF.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@_guard
+def audit(config: str | None, root: str, last: int | None, rev_range: str | None, durations: str | None,
+          compare_ref: str | None, fail_on_loss: bool, fmt: str) -> int:
+    """Replay history through the declarations: what each commit ran, which steps never ran,
+    what selection saved, and (--compare REF) which commits a declaration change would stop
+    running a step on.
+
+    Exit 0 when done, 1 when --fail-on-loss finds a loss, 2 on a usage error.
+
+    \b
+    Example:
+      pipegen audit --last 500 --durations durations.csv
+      pipegen audit --last 200 --compare origin/main --fail-on-loss --format markdown
+    """
+    import os
+
+    from pipegen.commands.audit import main as audit_main
+
+    text, code = audit_main(root, config, last=last, rev_range=rev_range, durations=durations,
+                            compare_ref=compare_ref, fail_on_loss=fail_on_loss, fmt=fmt, environ=os.environ,
+                            progress=sys.stderr)
+    click.echo(text, nl=False)
+    return code
+
+
 def main() -> None:
     try:
         cli(prog_name="pipegen")

@@ -1,0 +1,96 @@
+"""Replay commits through declarations: what each commit ran, and what a declaration change
+would gain or lose. Pure: the decisions are `decide()`'s for (declarations, changed files),
+the same as `select` makes for a pull request with that diff (no forcing options).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Mapping
+
+from pipegen.audit.history import Commit
+from pipegen.model import ChangeSet, Declarations, Options
+from pipegen.selection.decide import decide
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One commit's decisions."""
+
+    commit: Commit
+    run: frozenset[str]  # keys of the steps that run
+    waiting: int  # blocked: in the pipeline, one click away
+    skipped: int
+    run_all: str = ""  # why everything runs ("" = not): the file and the pattern
+    docs_only: str = ""  # why everything is skipped ("" = not)
+
+
+@dataclass(frozen=True)
+class Audit:
+    """A replay of commits through one set of declarations."""
+
+    steps: tuple[str, ...]  # every step key, in declaration order
+    outcomes: tuple[Outcome, ...]
+    weights: Mapping[str, int] = field(default_factory=dict)  # machines per job: its GPUs (1 without)
+    minutes: Mapping[str, float] | None = None  # minutes per job (--durations); None: count jobs
+
+    def runs(self) -> dict[str, int]:
+        """Commits each step ran on."""
+        counts = dict.fromkeys(self.steps, 0)
+        for outcome in self.outcomes:
+            for key in outcome.run:
+                counts[key] += 1
+        return counts
+
+    def never_run(self) -> list[str]:
+        return [key for key, n in self.runs().items() if n == 0]
+
+    def cost(self, key: str) -> float:
+        """What one run of the step costs: machine-minutes with durations, else one job."""
+        if self.minutes is None:
+            return 1
+        return self.minutes.get(key, 0.0) * self.weights.get(key, 1)
+
+    def totals(self) -> tuple[float, float]:
+        """(what the selection ran, what running every step on every commit would), in cost units."""
+        ran = sum(self.cost(key) * n for key, n in self.runs().items())
+        every = sum(self.cost(key) for key in self.steps) * len(self.outcomes)
+        return ran, every
+
+    def without_duration(self) -> list[str]:
+        return [] if self.minutes is None else [key for key in self.steps if key not in self.minutes]
+
+
+def replay(decl: Declarations, commits: Iterable[Commit]) -> Iterator[Outcome]:
+    """Each commit's outcome, one at a time (the edge shows progress)."""
+    options = Options()
+    for commit in commits:
+        selection = decide(decl, ChangeSet(commit.files), options)
+        counts = selection.counts()
+        yield Outcome(commit, frozenset(d.step.key for d in selection.decisions if d.action == "run"),
+                      counts.get("block", 0), counts.get("skip", 0), selection.run_all_reason, selection.skip_reason)
+
+
+@dataclass(frozen=True)
+class Change:
+    """How one step's runs differ between two replays of the same commits."""
+
+    key: str
+    gained: tuple[Commit, ...]  # runs now, did not before
+    lost: tuple[Commit, ...]  # ran before, would not now
+    where: str = "both"  # "before" or "after" when the step exists on one side only
+
+
+def compare(before: Audit, after: Audit) -> list[Change]:
+    """Steps whose runs differ, those that lose commits first (most lost first), then the gains."""
+    keys = list(dict.fromkeys([*before.steps, *after.steps]))
+    old, new = set(before.steps), set(after.steps)
+    pairs = list(zip(before.outcomes, after.outcomes))
+    changes = []
+    for key in keys:
+        lost = tuple(b.commit for b, a in pairs if key in b.run and key not in a.run)
+        gained = tuple(a.commit for b, a in pairs if key in a.run and key not in b.run)
+        if lost or gained or (key in old) != (key in new):
+            where = "both" if key in old and key in new else "before" if key in old else "after"
+            changes.append(Change(key, gained, lost, where))
+    return sorted(changes, key=lambda c: (not c.lost, -len(c.lost), -len(c.gained)))

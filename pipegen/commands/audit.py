@@ -1,0 +1,153 @@
+"""`pipegen audit`: replay first-parent history through the declarations (the I/O edge).
+
+One `git log` call gives every commit's changed files; `--compare REF` loads the
+declarations as they are at REF from a `git archive` of their folders (the work tree is
+not touched) and replays the same commits through both.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import subprocess
+import tarfile
+import tempfile
+from typing import IO, Iterable, Iterator, Mapping, Sequence
+
+from pipegen.audit.history import LOG_FORMAT, Commit, parse_log
+from pipegen.audit.replay import Audit, Outcome, compare, replay
+from pipegen.audit.report import AuditReport, format_audit
+from pipegen.errors import EXIT_FINDINGS, DeclarationError, UsageError
+from pipegen.model import Declarations
+from pipegen.selection.git import clean_env
+
+
+def main(root: str, config: str | None, *, last: int | None, rev_range: str | None, durations: str | None,
+         compare_ref: str | None, fail_on_loss: bool, fmt: str, environ: Mapping[str, str],
+         progress: IO[str] | None = None) -> tuple[str, int]:
+    """The report in `fmt` and the exit code: 0, or 1 when --fail-on-loss and a step loses a commit."""
+    from pipegen.declarations.load import load
+
+    decl = load(root, config, environ)
+    git = _Git(root, environ)
+    commits, described = _history(git, last, rev_range)
+    minutes = _durations(durations) if durations else None
+    bar = _progress_bar(progress, len(commits) * (2 if compare_ref else 1))
+    audit = _audit(decl, commits, minutes, bar)
+    report = AuditReport(audit, described)
+    if compare_ref:
+        before = _audit(_declarations_at(git, compare_ref, decl, environ), commits, minutes, bar)
+        report = AuditReport(audit, described, before, compare_ref, tuple(compare(before, audit)))
+    if bar is not None:
+        bar.render_finish()
+    code = EXIT_FINDINGS if fail_on_loss and report.losses else 0
+    return format_audit(report, fmt), code
+
+
+class _Git:
+    """git at the repository's top level, NUL-separated output, a clean environment (as selection/git.py)."""
+
+    def __init__(self, root: str, environ: Mapping[str, str]):
+        self.env = clean_env(environ)
+        self.top = root
+        self.top = self("rev-parse", "--show-toplevel", what="a git repository").decode().rstrip("\n")
+
+    def __call__(self, *args: str, what: str) -> bytes:
+        proc = subprocess.run(["git", *args], cwd=self.top, env=self.env, capture_output=True)
+        if proc.returncode != 0:
+            error = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise UsageError(f"git {args[0]}: {error[-1] if error else 'failed'}",
+                             fix=f"pass {what} (run pipegen audit inside a git checkout)")
+        return proc.stdout
+
+
+def _history(git: _Git, last: int | None, rev_range: str | None) -> tuple[list[Commit], str]:
+    if last is not None and rev_range:
+        raise UsageError("--last and --range both given", fix="pass one of them")
+    if rev_range and ".." not in rev_range:
+        raise UsageError(f"--range '{rev_range}' is not a range", fix="write it as A..B (the commits after A up to B)")
+    spec = [rev_range] if rev_range else ["-n", str(last or DEFAULT_LAST), "HEAD"]
+    output = git("log", "--first-parent", "--diff-merges=first-parent", "--no-renames", "--name-status", "-z",
+                 LOG_FORMAT, *spec, "--", what="commits that exist: --last N or --range A..B")
+    commits = parse_log(output.decode("utf-8", "surrogateescape"))
+    described = rev_range or f"--last {last or DEFAULT_LAST}"
+    if not commits:
+        raise UsageError(f"no commits in {described}", fix="name a range with commits: --range A..B, A before B")
+    return commits, described
+
+
+DEFAULT_LAST = 100
+
+
+def _durations(path: str) -> dict[str, float]:
+    from pipegen.audit.durations import parse_durations
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read --durations {path}: {getattr(exc, 'strerror', None) or exc}",
+                         fix="pass a CSV (key,minutes) or JSON ({key: minutes}) file") from None
+    return parse_durations(text, path)
+
+
+def _audit(decl: Declarations, commits: Sequence[Commit], minutes: Mapping[str, float] | None, bar: object) -> Audit:
+    outcomes = tuple(_advancing(replay(decl, commits), bar))
+    return Audit(tuple(s.key for s in decl.steps), outcomes, _weights(decl) if minutes is not None else {}, minutes)
+
+
+def _weights(decl: Declarations) -> dict[str, int]:
+    """Machines per job: the GPUs of its hardware target times its nodes (1 for a CPU job)."""
+    from pipegen.hardware.inventory import load_inventory
+    from pipegen.hardware.placement import place
+
+    inventory = load_inventory(decl)
+    out = {}
+    for step in decl.steps:
+        try:
+            job = place(step, inventory)
+        except DeclarationError:
+            out[step.key] = 1  # `check` reports it (no-queue); one machine here
+            continue
+        out[step.key] = max(job.gpus, 1) * job.nodes
+    return out
+
+
+def _declarations_at(git: _Git, ref: str, decl: Declarations, environ: Mapping[str, str]) -> Declarations:
+    """The declarations as they are at `ref`: the folders of the working tree's declaration files, from
+    `git archive` into a temporary folder."""
+    from pipegen.declarations.load import load
+
+    git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", what=f"--compare REF: a commit ('{ref}' is not)")
+    folders = sorted({posixpath.dirname(f) or f for f in decl.files})
+    folders = [f for f in folders if not any(f.startswith(o + "/") for o in folders)]
+    present = [p for p in git("ls-tree", "-z", "--name-only", ref, "--", *folders, what="--compare REF")
+               .decode("utf-8", "surrogateescape").split("\0") if p]
+    with tempfile.TemporaryDirectory(prefix="pipegen-audit-") as tmp:
+        if present:
+            tar = git("archive", "--format=tar", ref, "--", *present, what="--compare REF")
+            with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
+                archive.extractall(tmp, filter="data")
+        try:
+            return load(tmp, decl.files[0], environ)
+        except DeclarationError as exc:
+            raise UsageError(f"the declarations at {ref} cannot be loaded: {exc}",
+                             fix=f"compare with a commit whose {decl.files[0]} loads") from None
+
+
+def _progress_bar(stream: IO[str] | None, total: int) -> object:
+    """A progress bar on a terminal (stderr), none otherwise."""
+    if stream is None or not stream.isatty():
+        return None
+    import click
+
+    bar = click.progressbar(length=total, label="replaying commits", file=stream)
+    bar.render_progress()
+    return bar
+
+
+def _advancing(outcomes: Iterable[Outcome], bar: object) -> Iterator[Outcome]:
+    for outcome in outcomes:
+        if bar is not None:
+            bar.update(1)  # type: ignore[attr-defined]
+        yield outcome
