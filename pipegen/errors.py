@@ -58,6 +58,8 @@ class OutputError(PipegenError):
     """The rendered pipeline would not be accepted (schema, limits)."""
 
     exit_code = EXIT_FINDINGS
+    step_key: str | None = None  # the rendered step at fault, when one is
+    line: int = 0  # the line of the rendered text at fault, when one is
 
 
 def suggest(name: str, known: Any, noun: str = "fields") -> str:

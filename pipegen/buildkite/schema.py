@@ -128,31 +128,74 @@ def validator() -> Callable[[Any], Any]:
 
 
 def validate(data: Any) -> None:
-    """Raise OutputError naming the first step Buildkite's schema refuses."""
+    """Raise OutputError naming the first step Buildkite's schema refuses (`step_key`: its key)."""
     check = validator()  # outside the try: a schema that fails to compile is no verdict on the data
     try:
         check(data)
     except fastjsonschema.JsonSchemaException as exc:
-        raise OutputError(f"the rendered pipeline does not match Buildkite's schema: {explain(data, exc)}",
-                          fix="this is a bug in pipegen or in a --templates override; "
-                              "nothing was printed") from None
+        text, key = explain(data, exc)
+        error = OutputError(f"the rendered pipeline does not match Buildkite's schema: {text}",
+                            fix="this is a bug in pipegen or in a --templates override; nothing was printed")
+        error.step_key = key
+        raise error from None
 
 
-def explain(data: Any, exc: Exception) -> str:
-    """The most specific reason jsonschema gives, with the step it concerns."""
+# A step's own definition, by the field that says its type: its errors name the field at fault, where the
+# whole schema's anyOf over every step type blames whichever branch got furthest.
+_STEP_TYPES = (("commands", "commandStep"), ("command", "commandStep"), ("block", "blockStep"),
+               ("group", "groupStep"))
+
+
+def explain(data: Any, exc: Exception) -> tuple[str, str | None]:
+    """The most specific reason jsonschema gives, with the step it concerns; and that step's key."""
     where = getattr(exc, "name", None) or ""
-    step = _step_at(data, where)
     try:
         import jsonschema
-
-        best = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(load_schema()).iter_errors(data))
-        if best is not None:
-            path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in best.absolute_path)
-            step = step or _step_at(data, "data" + path)
-            return f"{step + ': ' if step else ''}data{path}: {best.message}"
     except ImportError:  # pragma: no cover - jsonschema comes with check-jsonschema
-        pass
-    return f"{step + ': ' if step else ''}{getattr(exc, 'message', exc)}"
+        return f"{_step_at(data, where) + ': ' if _step_at(data, where) else ''}{getattr(exc, 'message', exc)}", None
+    schema = load_schema()
+    best = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(schema).iter_errors(data))
+    if best is None:
+        return str(getattr(exc, "message", exc)), None
+    path = list(best.absolute_path)
+    prefix: list[Any] = []
+    for _ in range(2):  # a group, then a step inside it
+        prefix = _step_prefix(path)
+        step = _at(data, prefix)
+        inner = _own_error(schema, step, jsonschema) if prefix else None
+        if inner is None:
+            break
+        best, path = inner, prefix + list(inner.absolute_path)
+        if _step_prefix(path) == prefix:
+            break
+    text = "data" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+    named = _step_at(data, text)
+    step = _at(data, _step_prefix(path))
+    key = step.get("key") if isinstance(step, dict) and isinstance(step.get("key"), str) else None
+    return f"{named + ': ' if named else ''}{text}: {best.message}", key
+
+
+def _step_prefix(path: list[Any]) -> list[Any]:
+    """The path of the step a data path is in: steps[i], or steps[i].steps[j] inside a group."""
+    return path[:4] if path[2:3] == ["steps"] and len(path) >= 4 else path[:2] if path[:1] == ["steps"] else []
+
+
+def _own_error(schema: dict[str, Any], step: Any, jsonschema: Any) -> Any:
+    """The best error of a step against the definition of its own type; None when it has none."""
+    for field, definition in _STEP_TYPES if isinstance(step, dict) else ():
+        if field in step:
+            own = {**schema["definitions"][definition], "definitions": schema["definitions"]}
+            return jsonschema.exceptions.best_match(jsonschema.Draft7Validator(own).iter_errors(step))
+    return None
+
+
+def _at(data: Any, path: list[Any]) -> Any:
+    for part in path:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
 
 
 def _step_at(data: Any, path: str) -> str:

@@ -22,9 +22,11 @@ def check(text: str, limit: int = JOB_LIMIT, external: tuple[str, ...] = ()) -> 
     try:
         data = load(text)
     except DeclarationError as exc:
-        where = f" (line {exc.location.line})" if exc.location and exc.location.line else ""
-        raise OutputError(f"the rendered pipeline is not valid YAML: {exc.message}{where}",
-                          fix="check the --templates override (every value must go through a filter)") from None
+        line = exc.location.line if exc.location else 0
+        error = OutputError(f"the rendered pipeline is not valid YAML: {exc.message}" + (f" (line {line})" if line else ""),
+                            fix="check the --templates override (every value must go through a filter)")
+        error.line = line
+        raise error from None
     if not isinstance(data, dict):
         raise OutputError("the rendered pipeline is not a mapping with 'steps'")
     from pipegen.buildkite.schema import validate

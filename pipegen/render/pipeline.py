@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 from pipegen.buildkite.limits import JOB_LIMIT
+from pipegen.errors import OutputError
 from pipegen.model import Declarations, Selection
 from pipegen.render.output_check import check
 from pipegen.render.plan import PipelinePlan, plan_pipeline
@@ -42,5 +43,10 @@ def render_pipeline(decl: Declarations, selection: Selection, *, unselected: str
     placed = jobs(decl, inventory)
     result = plan_pipeline(decl, selection, placed, unselected=unselected, limit=limit)
     text = to_yaml(result, templates)
-    check(text, limit, decl.settings.external_steps)
+    try:
+        check(text, limit, decl.settings.external_steps)
+    except OutputError as exc:
+        from pipegen.render.blame import blame
+
+        raise blame(exc, text, result.entries, templates) from None
     return Rendered(text=text, plan=result)
