@@ -92,12 +92,13 @@ def _input_hits(inputs: Sequence[Input], files: Sequence[str]) -> dict[str | Non
     """Why steps run because one of pipegen's own inputs changed (key None: every step)."""
     hits: dict[str | None, Reason] = {}
     for item in inputs:
-        hit = first_match([item.entry], files)
+        # A path, never a glob: an inventory file may be called 'hw[1].yaml'.
+        hit = next((f for f in files if f == item.entry or f.startswith(item.entry + "/")), None)
         if hit is None:
             continue
-        text = f"{hit[0]} changed: it is {item.what}, which shapes " + ("every step" if item.keys is None else "this step")
+        text = f"{hit} changed: it is {item.what}, which shapes " + ("every step" if item.keys is None else "this step")
         for key in (None,) if item.keys is None else sorted(item.keys):
-            hits.setdefault(key, Reason("pipegen-input", text, hit[0], item.entry))
+            hits.setdefault(key, Reason("pipegen-input", text, hit, item.entry))
     return hits
 
 

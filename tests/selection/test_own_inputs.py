@@ -91,3 +91,9 @@ def test_template_inputs_are_pure():
     assert [(i.entry, i.keys) for i in inputs] == [("t/command.j2", None), ("t/docker.j2", frozenset({"a"})),
                                                    ("t/k8s.j2", frozenset()), ("t/x/y.j2", None)]
     assert template_inputs("../outside", ["command.j2"], {}) == ()
+
+
+def test_an_input_is_a_path_not_a_glob(tmp_path):
+    root = repo(tmp_path, "steps: [.buildkite/steps.yaml]\nhardware: ci/hw[1].yaml\n", "ci/hw[1].yaml")
+    assert select(root, "ci/hw[1].yaml\n")[1]["run_all"]
+    assert not select(root, "ci/hw1.yaml\n")[1]["run_all"]
