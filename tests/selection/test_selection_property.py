@@ -1,0 +1,91 @@
+"""Properties of select and why on generated declarations and changes.
+
+Every step appears exactly once in `select --format json`, with one action and at least
+one reason; and `why PATH` agrees with `select` on a change of that path alone: run-all,
+docs-only, or the steps it selects are exactly those that run then and not without it.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipegen.cli import cli
+from pipegen.model import ACTIONS
+from tests.helpers import write_files
+
+ENTRIES = ["src/", "src/a/", "src/a/x.py", "lib", "tests/", "!src/a/vendored/", "src/*.py", "**/*.md", "docs/"]
+FILES = ["src/a/x.py", "src/a/vendored/v.py", "src/b.py", "lib/l.py", "tests/t.py", "docs/i.md", "README.md",
+         "pyproject.toml", ".buildkite/pipegen.yaml", ".buildkite/steps/s.yaml", "other.txt"]
+
+
+@st.composite
+def declarations(draw: Any) -> dict[str, str]:
+    count = draw(st.integers(1, 6))
+    keys = [f"s{i}" for i in range(count)]
+    steps = []
+    for index, key in enumerate(keys):
+        step: dict[str, Any] = {"label": key.upper(), "key": key, "commands": ["true"]}
+        deps = draw(st.lists(st.sampled_from(ENTRIES), max_size=3, unique=True))
+        if deps:
+            step["source_file_dependencies"] = deps
+        if draw(st.integers(0, 4)) == 0:
+            step["optional"] = True
+        needs = draw(st.lists(st.sampled_from(keys[:index]), max_size=2, unique=True)) if index else []
+        if needs:
+            step["depends_on"] = needs
+        steps.append(step)
+    config: dict[str, Any] = {"steps": [".buildkite/steps/s.yaml"],
+                              "no_dependencies": draw(st.sampled_from(["block", "run"]))}
+    for field, choices in (("run_all", ["pyproject.toml", "lib/"]), ("docs_only", ["docs/", "*.md"]),
+                           ("always_run", keys + ["s1*"])):
+        chosen = draw(st.lists(st.sampled_from(choices), max_size=2, unique=True))
+        if chosen:
+            config[field] = chosen
+    return {".buildkite/pipegen.yaml": yaml.safe_dump(config), ".buildkite/steps/s.yaml": yaml.safe_dump({"steps": steps})}
+
+
+def select(root: Path, files: list[str], env: dict[str, str]) -> dict[str, Any]:
+    result = CliRunner().invoke(cli, ["select", "--root", str(root), "--format", "json", "--files-from", "-"],
+                                input="".join(f + "\n" for f in files), env=env)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def ran(data: dict[str, Any]) -> set[str]:
+    return {s["key"] for s in data["steps"] if s["action"] == "run"}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(declarations(), st.lists(st.sampled_from(FILES), max_size=4, unique=True),
+       st.sampled_from([{}, {"NIGHTLY": "1"}, {"DOCS_ONLY_DISABLE": "1"}]))
+def test_every_step_once_and_why_agrees_with_select(files, changes, env):
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        write_files(root, files)
+        data = select(root, changes, env)
+        declared = yaml.safe_load(files[".buildkite/steps/s.yaml"])["steps"]
+        assert sorted(s["key"] for s in data["steps"]) == sorted(s["key"] for s in declared)
+        for step in data["steps"]:
+            assert step["action"] in ACTIONS and step["reasons"] and all(r["text"] for r in step["reasons"])
+        regardless = ran(select(root, [], env))  # what runs whatever changed
+        for path in changes:
+            alone = select(root, [path], env)
+            result = CliRunner().invoke(cli, ["why", "--root", str(root), "--format", "json", path], env=env)
+            assert result.exit_code == 0, result.output
+            row = json.loads(result.stdout)["paths"][0]
+            if alone["skip_all"]:
+                assert row["verdict"] == "docs-only" and not ran(alone)
+            elif alone["run_all"]:
+                assert row["verdict"] == "run-all" and row["reason"] == alone["run_all_reason"]
+            else:
+                selects = {s["key"] for s in row["selects"]}
+                assert row["verdict"] == "steps" and selects <= ran(alone)
+                assert ran(alone) == selects | regardless, (path, row, alone)
