@@ -60,3 +60,11 @@ def test_check_reports_every_files_declaration_error_in_one_pass(tmp_path):
     result = run(tmp_path, "select", files="")
     assert result.exit_code == 2 and "3 declaration errors" in result.stderr
     assert all(f".buildkite/steps/{n}.yaml:3:3" in result.stderr for n in "abc") and "Traceback" not in result.output
+
+
+def test_check_outside_git_suggests_tracked_files(tmp_path):
+    write_files(tmp_path, {".buildkite/pipegen.yaml": "steps: [.buildkite/steps]\n",
+                           ".buildkite/steps/a.yaml": STEP.format(name="a")})
+    result = CliRunner().invoke(cli, ["check", "--root", str(tmp_path)])
+    assert result.exit_code == 2 and "not a git repository" in result.stderr
+    assert "--tracked-files" in result.stderr and "--files-from" not in result.stderr
