@@ -79,6 +79,7 @@ class Step:
     # Mirrors and fan-outs: key of the declared step this one expands; None for a plain step.
     origin: str | None = None
     mirror: str | None = None  # "amd" for a vLLM AMD mirror
+    block_label: str | None = None  # the prompt of its block step; None: "Run <label>"
     # Legacy AMD steps: the pipeline-level tags it is mirrored to.
     mirror_hardwares: tuple[str, ...] = ()
     # pipegen's format: depends_on targets whose failure this step accepts ({step, allow_failure: true}).
@@ -137,6 +138,8 @@ class Settings:
     external_steps: tuple[str, ...] = ()
     preset: str | None = None  # "vllm" for vLLM files
     config_selects: bool = True  # a change to the config or the inventory file selects what they shape
+    # Values for the inventory's build context (vLLM: ci_config.yaml's registries, repositories.*).
+    build_values: tuple[tuple[str, str], ...] = ()
     # Legacy test-amd.yaml: only steps whose mirror_hardwares holds this tag exist.
     mirror_tag: str | None = None
 

@@ -17,10 +17,14 @@ def main(args: Any, *, unselected: str | None, templates: str | None, annotation
         environ: Mapping[str, str] | None = None) -> int:
     from pipegen.selection.chain import select, warn_if_untrusted
 
+    from pipegen.hardware.build_context import BuildInfo
+
+    environ = os.environ if environ is None else environ
     decl, selection = select(args, environ, _template_inputs(args.root, templates) if templates else None)
     warn_if_untrusted(selection)
     try:
-        rendered = render_pipeline(decl, selection, unselected=unselected, templates=templates)
+        rendered = render_pipeline(decl, selection, unselected=unselected, templates=templates,
+                                   build=BuildInfo.from_environ(environ))
     except LimitError as exc:
         if annotation_file:
             from pipegen.render.annotate import annotation

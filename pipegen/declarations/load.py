@@ -172,6 +172,7 @@ def _load_vllm(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> Decl
     settings = vllm_settings(
         run_all=fields.get("run_all_patterns", ()),
         run_all_exclude=fields.get("run_all_exclude_patterns", ()),
+        build_values=_build_values(fields),
     )
     # vLLM defaults the working dir of steps in files with a group-level depends_on.
     working_dir = "/vllm-workspace/tests" if fields.get("github_repo_name", "vllm-project/vllm") == "vllm-project/vllm" else None
@@ -182,6 +183,17 @@ def _load_vllm(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> Decl
         files += steps_files(root, entry, where, VLLM_SUFFIXES, warnings)
     steps = _load_steps(root, files, docs, vllm=True, warnings=warnings, default_working_dir=working_dir)
     return _finish(root, steps, settings, "vllm", [path, *files], warnings)
+
+
+def _build_values(fields: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """ci_config.yaml's registries and repositories, as values for the inventory's build context."""
+    values = []
+    if isinstance(fields.get("registries"), str):
+        values.append(("registries", fields["registries"]))
+    for name, repository in (fields.get("repositories") or {}).items():
+        if isinstance(repository, str):
+            values.append((f"repositories.{name}", repository))
+    return tuple(values)
 
 
 def _load_legacy(root: str, path: str, top: LocDict, environ: Mapping[str, str]) -> Declarations:

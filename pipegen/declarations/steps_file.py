@@ -272,6 +272,8 @@ def _mirrors(mirror: Any, item: LocDict, key: str, common: dict[str, Any], vllm:
             "optional": fields.get("optional", common["optional"]),
             "origin": key,
             "mirror": "amd",
+            # vLLM: a mirror's block names the declared step, not the device ("Run AMD: X").
+            "block_label": None if fields.get("label") or not vllm else f"Run AMD: {common['label']}",
         }
     )
     return [step]

@@ -31,24 +31,41 @@ from typing import Any, Mapping
 
 from pipegen.declarations import fields as s
 from pipegen.errors import DeclarationError
-from pipegen.hardware.placement import (DEFAULT_FILE, DOCKER_PLUGIN, PLAIN, TEMPLATE_KINDS, VENDORS, Family, Inventory, Route,
-                              Template)
+from pipegen.hardware.placement import (DEFAULT_FILE, DOCKER_PLUGIN, PLAIN, TEMPLATE_KINDS, VENDORS, Family, Inventory,
+                                        Route, Template)
+from pipegen.hardware.template_fields import job_fields, setup_commands
 from pipegen.model import Declarations, Location
 
 PRESET_FILE = "vllm-hardware.yaml"  # in pipegen/data
 
 
-def load_inventory(decl: Declarations) -> Inventory:
-    """The inventory of a repository: its config's, its file, or the vLLM preset."""
+def load_inventory(decl: Declarations, build: Any = None) -> Inventory:
+    """The inventory of a repository for one build (build_context.BuildInfo; None: a build of
+    no branch), with the build's values in its strings."""
+    return load_for_build(decl, build)[0]
+
+
+def load_for_build(decl: Declarations, build: Any = None) -> tuple[Inventory, Any]:
+    """The inventory for one build and its build context (build_context.BuildContext)."""
+    from pipegen.hardware.build_context import BuildInfo, apply, resolve
+
+    inventory = _inventory(decl)
+    context = resolve(inventory.build, build or BuildInfo(), decl.settings.build_values)
+    return apply(inventory, context), context
+
+
+def _inventory(decl: Declarations) -> Inventory:
+    """The inventory of a repository: its config's, its file, or the vLLM preset (which a
+    repository's .buildkite/hardware.yaml extends)."""
     settings = decl.settings
     if settings.hardware_inline is not None:
         where = getattr(settings.hardware_inline, "file", None) or "the pipegen config"
         return parse_inventory(settings.hardware_inline, where)
     if settings.hardware_file:
         return load_inventory_file(os.path.join(decl.root, settings.hardware_file), settings.hardware_file)
-    if settings.preset == "vllm":  # vLLM's current and legacy files
-        return vllm_inventory()
     path = os.path.join(decl.root, DEFAULT_FILE)
+    if settings.preset == "vllm":  # vLLM's current and legacy files
+        return _extended_preset(path) if os.path.isfile(path) else vllm_inventory()
     if os.path.isfile(path):
         return load_inventory_file(path, DEFAULT_FILE)
     # No inventory: every step without hardware runs on Buildkite's default queue.
@@ -66,12 +83,50 @@ def load_inventory_file(path: str, display: str | None = None) -> Inventory:
 @functools.cache
 def vllm_inventory() -> Inventory:
     """vLLM's queue table (ci-infra constants.py / get_agent_queue), shipped as data."""
+    return parse_inventory(_preset_data(), "preset:vllm")
+
+
+def _preset_data() -> Any:
     from pipegen.declarations.yamlio import load_text
 
     path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", PRESET_FILE)
     with open(path, encoding="utf-8") as handle:  # beside this file, like render.builtin_templates()
-        text = handle.read()
-    return parse_inventory(load_text(text, PRESET_FILE), "preset:vllm")
+        return load_text(handle.read(), PRESET_FILE)
+
+
+def _extended_preset(path: str) -> Inventory:
+    """The vLLM preset with a repository's own inventory over it: its templates and families
+    replace or add those of the same name, its routes come first, its `default`/`no_gpu`
+    replace the preset's, and its `build:` values are merged (other build keys replace)."""
+    from pipegen.declarations.yamlio import load_file
+
+    preset, own = _preset_data(), load_file(path, DEFAULT_FILE)
+    s.require_mapping(own, Location(DEFAULT_FILE, 1, 1), "the hardware inventory")
+    merged = _merge(preset, own)
+    for name in ("templates", "families"):
+        if isinstance(own.get(name), dict):
+            merged[name] = _merge(preset[name], own[name])
+    if isinstance(own.get("routes"), list):
+        merged["routes"] = _join(own["routes"], preset.get("routes") or [])
+    if isinstance(own.get("build"), dict) and isinstance(own["build"].get("values"), dict):
+        merged["build"] = _merge(preset["build"], own["build"])
+        merged["build"]["values"] = _merge(preset["build"]["values"], own["build"]["values"])
+    return parse_inventory(merged, f"preset:vllm + {DEFAULT_FILE}")
+
+
+def _merge(base: Any, over: Any) -> Any:
+    """Two yamlio mappings as one (`over` wins), keeping where each key was written."""
+    out = type(over)()
+    out.file, out.mark, out.key_marks = over.file, over.mark, {**base.key_marks, **over.key_marks}
+    out.update(base)
+    out.update(over)
+    return out
+
+
+def _join(first: Any, then: Any) -> Any:
+    out = type(first)([*first, *then])
+    out.file, out.mark, out.item_marks = first.file, first.mark, [*first.item_marks, *getattr(then, "item_marks", [])]
+    return out
 
 
 def _optional_string(value: Any, where: Location) -> str | None:
@@ -80,6 +135,7 @@ def _optional_string(value: Any, where: Location) -> str | None:
 
 INVENTORY_FIELDS: dict[str, s.Checker] = {
     "default": s.string, "no_gpu": s.string, "templates": s.anything, "families": s.anything, "routes": s.anything,
+    "build": s.anything,
 }
 ROUTE_FIELDS: dict[str, s.Checker] = {"label": s.string, "key": s.string, "family": s.string}
 FAMILY_FIELDS: dict[str, s.Checker] = {
@@ -89,8 +145,8 @@ FAMILY_FIELDS: dict[str, s.Checker] = {
 TEMPLATE_FIELDS: dict[str, s.Checker] = {
     "kind": s.anything, "plugin": _optional_string, "image": _optional_string, "gpus": _optional_string,
     "volumes": s.string_list, "environment": s.string_list, "devices": s.string_list, "options": s.anything,
-    "pod_spec": s.anything, "podSpec": s.anything, "setup": s.string_list, "wrap": _optional_string,
-    "file": _optional_string, "description": s.anything,
+    "pod_spec": s.anything, "podSpec": s.anything, "setup": s.anything, "wrap": _optional_string,
+    "file": _optional_string, "description": s.anything, "job": s.anything,
 }
 
 
@@ -127,8 +183,13 @@ def parse_inventory(data: Any, source: str) -> Inventory:
             raise DeclarationError(f"route names unknown family '{route['family']}'", where,
                                    "known families: " + ", ".join(known))
         routes.append(Route(family=route["family"], label=route.get("label"), key=route.get("key")))
+    build = None
+    if fields.get("build") is not None:
+        from pipegen.hardware.build_context import parse_build
+
+        build = parse_build(fields["build"], top.loc("build"))
     return Inventory(families=tuple(families), default=fields.get("default"), no_gpu=fields.get("no_gpu"),
-                     routes=tuple(routes), source=source)
+                     routes=tuple(routes), source=source, build=build)
 
 
 def _family(name: str, raw: Any, where: Location, templates: Mapping[str, Template]) -> Family:
@@ -209,9 +270,10 @@ def _template(name: str, raw: Any, where: Location) -> Template:
         devices=item.get("devices", ()),
         options=tuple((str(k), _plain(v)) for k, v in options.items()),
         pod_spec=_plain(pod_spec),
-        setup=item.get("setup", ()),
+        setup=setup_commands(item.get("setup"), raw.loc("setup")),
         wrap=wrap,
         file=item.get("file"),
+        job=job_fields(item.get("job"), raw.loc("job"), name),
     )
 
 

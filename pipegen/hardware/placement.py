@@ -38,6 +38,38 @@ _COUNT_SUFFIX = re.compile(r"^(?P<family>.+?)[_:](?P<count>[0-9]+)$")
 
 
 @dataclass(frozen=True)
+class SetupCommand:
+    """A command run before a step's own; `min_gpus`: only on jobs with that many GPUs (all nodes)."""
+
+    run: str
+    min_gpus: int = 0
+
+
+@dataclass(frozen=True)
+class JobFields:
+    """What a template sets on its jobs besides the plugin (inventory `job:`).
+
+    env: added to the step's (values may use {gpus}); retry: conditions put
+    before the step's own (or instead of them, retry_mode "replace");
+    default_timeout/max_timeout: minutes when the step gives none / at most;
+    runner + commands_env: the job runs `runner`, which finds the step's
+    commands (setup and banners included) joined by ' && ' in that variable;
+    block_waits: a block step for the job waits for the job's dependencies.
+    """
+
+    env: tuple[tuple[str, str], ...] = ()
+    retry: Any = None
+    retry_mode: str = "add"
+    priority: int | None = None
+    artifact_paths: tuple[str, ...] = ()
+    default_timeout: int | None = None
+    max_timeout: int | None = None
+    runner: str | None = None
+    commands_env: str | None = None
+    block_waits: bool = False
+
+
+@dataclass(frozen=True)
 class Template:
     """How a family's jobs are wrapped.
 
@@ -48,6 +80,7 @@ class Template:
     job's GPU count is filled into the first container's resource limits.
     kind "plain": no plugin; commands run on the agent.
     `setup`: commands run before the step's own (e.g. nvidia-smi).
+    `job`: fields the template sets on its jobs (JobFields).
     `wrap`: a shell command with `{commands}`, which receives the step's
     commands joined by ' && ' as one quoted argument (vLLM's AMD runner).
     `file`: the Jinja template that renders the plugin (default `<kind>.j2`).
@@ -63,9 +96,10 @@ class Template:
     devices: tuple[str, ...] = ()
     options: tuple[tuple[str, Any], ...] = ()
     pod_spec: Any = None
-    setup: tuple[str, ...] = ()
+    setup: tuple[SetupCommand, ...] = ()
     wrap: str | None = None
     file: str | None = None
+    job: JobFields = JobFields()
 
     @property
     def template_file(self) -> str:
@@ -132,6 +166,7 @@ class Inventory:
     no_gpu: str | None = None  # family of no_gpu steps that name no hardware
     routes: tuple[Route, ...] = ()
     source: str = ""  # the file it came from, or "preset:vllm"
+    build: Any = None  # build_context.BuildSpec: how a build's facts change the jobs
 
     def family(self, name: str) -> Family | None:
         for family in self.families:
@@ -265,6 +300,6 @@ def _missing(step: Step, what: str, fix: str) -> DeclarationError:
 
 
 __all__ = [
-    "DEFAULT_FILE", "DOCKER_PLUGIN", "Family", "Inventory", "Job", "PLAIN", "Route", "Template", "TEMPLATE_KINDS", "VENDORS",
+    "DEFAULT_FILE", "DOCKER_PLUGIN", "Family", "Inventory", "Job", "JobFields", "PLAIN", "Route", "SetupCommand", "Template", "TEMPLATE_KINDS", "VENDORS",
     "jobs", "place",
 ]

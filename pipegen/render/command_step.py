@@ -8,12 +8,12 @@ Buildkite's 70 characters.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pipegen.model import Step
 from pipegen.buildkite.dollars import Dollars
 from pipegen.buildkite.limits import SKIP_MAX
+from pipegen.render.job_commands import job_commands, with_template_fields
 
 LOST_AGENT = {"exit_status": -1, "limit": 1}
 # A step's own Buildkite fields that the template writes in a place of their own (plugins after the
@@ -30,11 +30,6 @@ def skip_text(reason: str, dollars: Dollars) -> str:
             text = text[:-1]
         text += "..."
     return text
-
-
-def _banner(index: int, total: int, command: str) -> str:
-    preview = re.sub(r"[\x00-\x1f\x7f-\x9f'\"$\\\u2028\u2029]+", " ", command[:80]).strip()
-    return f"echo '+++ :test_tube: Command ({index}/{total}): {preview}'"
 
 
 def _retry(retry: Any) -> dict[str, Any]:
@@ -58,23 +53,13 @@ def _covers_lost_agent(item: Any) -> bool:
     return status in (-1, "*") or (isinstance(status, list) and -1 in status)
 
 
-def command_item(step: Step, job: Any, key: str, depends: list[str], dollars: Dollars, skip: str | None) -> dict[str, Any]:
+def command_item(step: Step, job: Any, key: str, depends: list[str], dollars: Dollars, skip: str | None,
+                 build: Any = None) -> dict[str, Any]:
+    """`build`: the build context (hardware.build_context) that may rewrite the commands."""
     template = job.template
-    multi_node = job.nodes > 1
-    commands = [dollars(c) for c in step.commands]
-    cd = [f"cd {dollars(step.working_dir)}"] if step.working_dir and not multi_node else []
-    setup = [] if step.no_plugin else list(template.setup)
-    if template.wrap and not multi_node:
-        import shlex
-
-        inner = " && ".join(cd + commands)
-        lines = setup + [template.wrap.replace("{commands}", shlex.quote(inner))]
-    else:
-        lines = cd + setup
-        for index, command in enumerate(commands, 1):
-            lines += [_banner(index, len(commands), command), command]
+    lines = job_commands(step, job, dollars, build)
     plugin = template if job.uses_plugin else None  # plain.j2 renders no plugin by default
-    return {
+    item = {
         "type": "command",
         "label": dollars(step.label),
         "key": key,
@@ -97,6 +82,7 @@ def command_item(step: Step, job: Any, key: str, depends: list[str], dollars: Do
         "job": job,
         "step": step,
     }
+    return with_template_fields(item, step, job)
 
 
 def _deep(value: Any, dollars: Dollars) -> Any:

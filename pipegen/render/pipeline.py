@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pipegen.buildkite.limits import JOB_LIMIT
 from pipegen.errors import OutputError
 from pipegen.model import Declarations, Selection
@@ -34,14 +36,16 @@ class Rendered:
 
 
 def render_pipeline(decl: Declarations, selection: Selection, *, unselected: str | None = None,
-                    templates: str | None = None, limit: int = JOB_LIMIT) -> Rendered:
-    """Declarations + decisions -> validated YAML and its annotation. Pure but for reading templates."""
-    from pipegen.hardware.placement import jobs
-    from pipegen.hardware.inventory import load_inventory
+                    templates: str | None = None, limit: int = JOB_LIMIT, build: Any = None) -> Rendered:
+    """Declarations + decisions -> validated YAML and its annotation. Pure but for reading templates.
 
-    inventory = load_inventory(decl)
+    `build`: the facts of this build (build_context.BuildInfo), for an inventory with a `build:` section."""
+    from pipegen.hardware.inventory import load_for_build
+    from pipegen.hardware.placement import jobs
+
+    inventory, context = load_for_build(decl, build)
     placed = jobs(decl, inventory)
-    result = plan_pipeline(decl, selection, placed, unselected=unselected, limit=limit)
+    result = plan_pipeline(decl, selection, placed, unselected=unselected, limit=limit, build=context)
     text = to_yaml(result, templates)
     try:
         check(text, limit, decl.settings.external_steps)

@@ -58,15 +58,16 @@ class PipelinePlan:
 
 
 def plan_pipeline(decl: Declarations, selection: Selection, placed: Sequence[Any], *, unselected: str | None = None,
-         limit: int = JOB_LIMIT) -> PipelinePlan:
-    """Decide the pipeline's items. `placed`: one hardware.Job per step, in order."""
+         limit: int = JOB_LIMIT, build: Any = None) -> PipelinePlan:
+    """Decide the pipeline's items. `placed`: one hardware.Job per step, in order; `build`: the
+    build context (hardware.build_context) that may rewrite commands."""
     mode = unselected or decl.settings.unselected
     if mode not in UNSELECTED:
         raise UsageError(f"--unselected must be one of {', '.join(UNSELECTED)}, got {mode!r}")
     shown, needed_by = _states(decl, selection, mode)
     folded = _fold(decl.steps, shown, limit)
     count = _count(decl.steps, shown)
-    entries, rows = _group(decl, selection, placed, shown, needed_by, folded, limit)
+    entries, rows = _group(decl, selection, placed, shown, needed_by, folded, limit, build)
     keys = key_map(decl.steps)
     renamed = [(s.key, keys[s.key]) for s in decl.steps if keys[s.key] != s.key]
     result = PipelinePlan(entries=entries, rows=rows, selection=selection, unselected=mode, jobs=count, limit=limit,
@@ -120,7 +121,7 @@ def _fold(steps: Sequence[Step], shown: dict[str, str], limit: int) -> list[str]
 
 
 def _group(decl: Declarations, selection: Selection, placed: Sequence[Any], shown: Mapping[str, str],
-           needed_by: Mapping[str, str], folded: Sequence[str], limit: int) -> tuple[list[dict[str, Any]], list[Row]]:
+           needed_by: Mapping[str, str], folded: Sequence[str], limit: int, build: Any = None) -> tuple[list[dict[str, Any]], list[Row]]:
     """The template items, grouped by declaration group in order, and one annotation Row per step."""
     dollars = Dollars(decl.settings.interpolate)
     keys = key_map(decl.steps)
@@ -145,11 +146,12 @@ def _group(decl: Declarations, selection: Selection, placed: Sequence[Any], show
                    if shown.get(t) in PRESENT or t in decl.settings.external_steps]
         items = []
         if state == "blocked":
-            items.append({"type": "block", "key": block_keys[step.key], "block": dollars(f"Run {step.label}"),
-                          "step": step})
+            waits = list(depends) if job.template.job.block_waits else None  # the block waits too
+            items.append({"type": "block", "key": block_keys[step.key], "depends_on": waits,
+                          "block": dollars(step.block_label or f"Run {step.label}"), "step": step})
             depends.insert(0, block_keys[step.key])
         items.append(command_item(step, job, keys[step.key], depends, dollars,
-                                  skip=skip_text(reason, dollars) if state == "skip-step" else None))
+                                  skip=skip_text(reason, dollars) if state == "skip-step" else None, build=build))
         if step.group:
             if step.group not in groups:
                 groups[step.group] = {"group": dollars(step.group), "steps": []}

@@ -132,8 +132,18 @@ def test_vllm_queue_table(device, count):
     assert place(step(device=device, num_devices=count), vllm_inventory()).queue == VLLM_TABLE[(device, count)]
 
 
-def test_vllm_docker_builds_go_to_cpu():
-    assert place(step(label=":docker: Build image"), vllm_inventory()).queue == "cpu_queue_premerge_us_east_1"
+@pytest.mark.parametrize("branch, label, queue", [
+    ("feature", ":docker: Build image", "cpu_queue_premerge_us_east_1"),
+    ("main", ":docker: Build image", "cpu_queue_postmerge_us_east_1"),
+    ("feature", ":docker: Build arm64 image", "arm64_cpu_queue_premerge"),
+    ("main", ":docker: Build CPU arm64 image", "arm64_cpu_queue_postmerge"),
+])
+def test_vllm_docker_builds_go_to_cpu_of_their_arch_and_stage(branch, label, queue):
+    from pipegen.hardware.build_context import BuildInfo, apply, resolve
+
+    inventory = vllm_inventory()
+    inventory = apply(inventory, resolve(inventory.build, BuildInfo(branch=branch)))
+    assert place(step(label=label), inventory).queue == queue
 
 
 @pytest.mark.parametrize("config", [None, ".buildkite/test-amd.yaml", "legacy-test-pipeline.yaml"])

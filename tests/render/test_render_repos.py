@@ -74,7 +74,9 @@ def test_vllm_queues_and_mirrors():
     assert all(s.get("agents", {}).get("queue") for s in steps.values() if "command" in s or "commands" in s)
     amd = [s for k, s in steps.items() if k.startswith("amd-") and "commands" in s]
     assert amd and all(s["agents"]["queue"].startswith("amd_mi") for s in amd)
-    assert all(s["commands"][0].startswith("bash .buildkite/scripts/hardware_ci/run-amd-test.sh ") for s in amd)
+    # vLLM's ROCm runner finds the commands (cd, setup, banners) in VLLM_TEST_COMMANDS
+    assert all(s["commands"] == ["bash .buildkite/scripts/hardware_ci/run-amd-test.sh"] for s in amd)
+    assert all(s["env"]["VLLM_TEST_COMMANDS"].startswith("cd /vllm-workspace/tests && ") for s in amd)
     # vLLM's files are written in Buildkite's syntax: `$$` stays as it is
     assert any("$$BUILDKITE_PARALLEL_JOB" in c for s in steps.values() for c in s.get("commands", []))
     assert not any("$$$" in c for s in steps.values() for c in s.get("commands", []))  # doubled: "$$$$"

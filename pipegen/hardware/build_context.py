@@ -1,0 +1,213 @@
+"""The build context: facts of one build (branch, commit, ...) applied to an inventory. Pure.
+
+An inventory's `build:` section says how a build changes the jobs:
+
+    build:
+      values: {registry: r.example, repository: test-repo}   # named text; may use {other}
+      variants:                     # applied in order when the build matches
+        - {name: postmerge, branch: main, values: {repository: prod-repo},
+           docker_options: {mount-buildkite-agent: true}}
+        - {name: torch-nightly, env: {TORCH_NIGHTLY: "1"}, values: {suffix: -nightly}}
+      variables:                    # $NAME in a job's commands -> text, in this order
+        - [REGISTRY, "{registry}"]
+      branch_pattern: "^[a-zA-Z0-9._/:-]+$"   # a BUILDKITE_BRANCH outside it is refused
+      quotes: double                # ' in commands becomes " (not in multi-node jobs)
+      preview: delete               # the banner drops quotes and $ instead of blanking them
+
+`{name}` in the inventory's strings (queues, images, options, pod specs,
+setup, env) becomes the value; the build itself gives `branch`, `commit` and
+`pull_request`; the config may give more (vLLM's ci_config.yaml `registries`
+and `repositories.*`). A value that comes out empty leaves its variable alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from pipegen.errors import UsageError
+
+_PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][\w.]*)\}")
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    branch: str | None = None  # fnmatch glob on the build's branch
+    env: tuple[tuple[str, str], ...] = ()  # every variable must have this value
+    values: tuple[tuple[str, str], ...] = ()
+    docker_options: tuple[tuple[str, Any], ...] = ()  # added to every docker template
+
+    def matches(self, info: "BuildInfo") -> bool:
+        if self.branch is not None and not fnmatch.fnmatchcase(info.branch, self.branch):
+            return False
+        return all(info.env.get(k) == v for k, v in self.env)
+
+
+@dataclass(frozen=True)
+class BuildSpec:
+    values: tuple[tuple[str, str], ...] = ()
+    variants: tuple[Variant, ...] = ()
+    variables: tuple[tuple[str, str], ...] = ()
+    branch_pattern: str | None = None
+    quotes: str | None = None  # "double": ' -> "
+    preview: str = "blank"  # "blank" | "delete"
+
+
+@dataclass(frozen=True)
+class BuildInfo:
+    """What Buildkite says about the build (read from the environment at the edge)."""
+
+    branch: str = ""
+    commit: str = ""
+    pull_request: str = ""
+    env: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> "BuildInfo":
+        return cls(branch=environ.get("BUILDKITE_BRANCH", ""), commit=environ.get("BUILDKITE_COMMIT", ""),
+                   pull_request=environ.get("BUILDKITE_PULL_REQUEST", ""), env=dict(environ))
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """A BuildSpec resolved for one build: values, variables and variants in force."""
+
+    values: Mapping[str, str]
+    variables: tuple[tuple[re.Pattern[str], str], ...] = ()
+    variants: tuple[str, ...] = ()
+    docker_options: tuple[tuple[str, Any], ...] = ()
+    quotes: str | None = None
+    preview: str = "blank"
+
+    def fill(self, value: Any) -> Any:
+        """`{name}` placeholders in a string, list or mapping -> the values (unknown names stay)."""
+        if isinstance(value, str):
+            return _PLACEHOLDER.sub(lambda m: self.values.get(m[1], m[0]), value)
+        if isinstance(value, dict):
+            return {k: self.fill(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.fill(v) for v in value)
+        return value
+
+    def substitute(self, command: str) -> str:
+        """The build's variables in one command, replaced in order (whole names only)."""
+        for pattern, value in self.variables:
+            command = pattern.sub(lambda _m: value, command)
+        return command
+
+
+def resolve(spec: BuildSpec | None, info: BuildInfo, given: tuple[tuple[str, str], ...] = ()) -> BuildContext:
+    """The context of one build; `given`: values from the repository's config (override the spec's)."""
+    if spec is None:
+        return BuildContext(values={})
+    if spec.branch_pattern and info.branch and not re.fullmatch(spec.branch_pattern, info.branch):
+        raise UsageError(f"BUILDKITE_BRANCH {info.branch!r} has characters outside {spec.branch_pattern}",
+                         fix="rename the branch (letters, digits and . _ / : - only)")
+    raw = dict(spec.values)
+    raw.update(given)
+    raw.update(branch=info.branch, commit=info.commit, pull_request=info.pull_request)
+    variants = [v for v in spec.variants if v.matches(info)]
+    options: dict[str, Any] = {}
+    for variant in variants:
+        raw.update(variant.values)
+        options.update(variant.docker_options)
+    values = _expand(raw)
+    context = BuildContext(values=values, variants=tuple(v.name for v in variants),
+                           docker_options=tuple(options.items()), quotes=spec.quotes, preview=spec.preview)
+    variables = []
+    for name, template in spec.variables:
+        value = context.fill(template)
+        if value:
+            variables.append((re.compile(r"(?<!\$)\$" + re.escape(name) + r"\b"), value))
+    return dataclasses.replace(context, variables=tuple(variables))
+
+
+def _expand(raw: dict[str, str]) -> dict[str, str]:
+    """Values may name other values: expand until nothing changes (a cycle stops after a few rounds)."""
+    values = dict(raw)
+    for _ in range(5):
+        changed = {k: _PLACEHOLDER.sub(lambda m: values.get(m[1], m[0]), v) for k, v in values.items()}
+        if changed == values:
+            break
+        values = changed
+    return values
+
+
+# --------------------------------------------------------------------------- reading the section
+
+BUILD_FIELDS = ("values", "variants", "variables", "branch_pattern", "quotes", "preview")
+VARIANT_FIELDS = ("name", "branch", "env", "values", "docker_options")
+
+
+def parse_build(raw: Any, where: Any) -> BuildSpec:
+    """An inventory's `build:` mapping (as yamlio reads it) -> BuildSpec; errors name the line."""
+    from pipegen.declarations import fields as s
+    from pipegen.errors import DeclarationError
+
+    top = s.check_fields(s.require_mapping(raw, where, "'build'"), dict.fromkeys(BUILD_FIELDS, s.anything), "build")
+    variants = []
+    for index, item in enumerate(_list(top.get("variants"), raw, "variants")):
+        at = raw["variants"].loc(index)
+        variant = s.check_fields(s.require_mapping(item, at, "a variant"), dict.fromkeys(VARIANT_FIELDS, s.anything),
+                                 "variant")
+        if not variant.get("name"):
+            raise DeclarationError("a build variant needs a 'name'", at, "add e.g. 'name: postmerge'")
+        options = variant.get("docker_options")
+        options = s.require_mapping(options, at, "'docker_options'") if options is not None else {}
+        variants.append(Variant(name=s.string(variant["name"], at), branch=variant.get("branch"),
+                                env=s.env_map(variant.get("env") or {}, at), values=s.env_map(variant.get("values") or {}, at),
+                                docker_options=tuple((str(k), v) for k, v in options.items())))
+    variables = []
+    for index, item in enumerate(_list(top.get("variables"), raw, "variables")):
+        if not (isinstance(item, list) and len(item) == 2):
+            raise DeclarationError("a build variable is [NAME, value]", raw["variables"].loc(index),
+                                   "write e.g. '[REGISTRY, \"{registry}\"]'")
+        variables.append((s.string(item[0], where), s.string(item[1], where)))
+    quotes, preview = top.get("quotes"), top.get("preview", "blank")
+    if quotes not in (None, "double") or preview not in ("blank", "delete"):
+        raise DeclarationError("build 'quotes' may be 'double', 'preview' 'blank' or 'delete'", where)
+    return BuildSpec(values=s.env_map(top.get("values") or {}, where), variants=tuple(variants),
+                     variables=tuple(variables), branch_pattern=top.get("branch_pattern"), quotes=quotes,
+                     preview=preview)
+
+
+def _list(value: Any, raw: Any, name: str) -> list:
+    from pipegen.errors import DeclarationError
+
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise DeclarationError(f"build '{name}' must be a list", raw.loc(name))
+    return value
+
+
+# --------------------------------------------------------------------------- applying it
+
+
+def apply(inventory: Any, context: BuildContext) -> Any:
+    """The inventory with the build's values in its strings and its variants' docker options."""
+    if not context.values:
+        return inventory
+    done: dict[int, Any] = {}
+
+    def template(t: Any) -> Any:
+        if id(t) not in done:
+            options = dict(context.fill(dict(t.options)))
+            if t.kind == "docker":
+                options.update(context.docker_options)
+            job = dataclasses.replace(t.job, env=context.fill(t.job.env), runner=context.fill(t.job.runner),
+                                      artifact_paths=context.fill(t.job.artifact_paths))
+            done[id(t)] = dataclasses.replace(
+                t, image=context.fill(t.image), volumes=context.fill(t.volumes), environment=context.fill(t.environment),
+                options=tuple(options.items()), pod_spec=context.fill(t.pod_spec), wrap=context.fill(t.wrap),
+                setup=tuple(dataclasses.replace(c, run=context.fill(c.run)) for c in t.setup), job=job)
+        return done[id(t)]
+
+    families = tuple(dataclasses.replace(f, queues=tuple((n, context.fill(q)) for n, q in f.queues),
+                                         agents=context.fill(f.agents), template=template(f.template))
+                     for f in inventory.families)
+    return dataclasses.replace(inventory, families=families)

@@ -1,0 +1,55 @@
+"""The parts of an inventory template that shape its jobs: `setup` and `job:` (see placement.JobFields)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipegen.declarations import fields as s
+from pipegen.errors import DeclarationError
+from pipegen.hardware.placement import JobFields, SetupCommand
+from pipegen.model import Location
+
+JOB_FIELDS: dict[str, s.Checker] = {
+    "env": s.env_map, "retry": s.mapping, "retry_mode": s.choice("add", "replace"), "priority": s.anything,
+    "artifact_paths": s.string_list, "default_timeout": s.positive_int, "max_timeout": s.positive_int,
+    "runner": s.string, "commands_env": s.string, "block_waits": s.boolean,
+}
+
+
+def setup_commands(raw: Any, where: Location) -> tuple[SetupCommand, ...]:
+    """Setup commands: strings, or {run: COMMAND, min_gpus: N} for jobs with at least N GPUs."""
+    out = []
+    for index, item in enumerate(raw or ()):
+        at = raw.loc(index) if hasattr(raw, "loc") else where
+        if isinstance(item, dict):
+            fields = s.check_fields(item, {"run": s.string, "min_gpus": s.positive_int}, "setup command")
+            if "run" not in fields:
+                raise DeclarationError("a setup command needs 'run'", at, "write '{run: COMMAND, min_gpus: 2}'")
+            out.append(SetupCommand(fields["run"], fields.get("min_gpus", 0)))
+        else:
+            out.append(SetupCommand(s.string(item, at)))
+    return tuple(out)
+
+
+def job_fields(raw: Any, where: Location, name: str) -> JobFields:
+    if raw is None:
+        return JobFields()
+    fields = s.check_fields(s.require_mapping(raw, where, f"'job' of template '{name}'"), JOB_FIELDS, "template job")
+    if ("runner" in fields) != ("commands_env" in fields):
+        raise DeclarationError(f"'job' of template '{name}' needs 'runner' and 'commands_env' together", where,
+                               "add the missing one")
+    return JobFields(
+        env=fields.get("env", ()), retry=plain(fields.get("retry")), retry_mode=fields.get("retry_mode", "add"),
+        priority=fields.get("priority"), artifact_paths=fields.get("artifact_paths", ()),
+        default_timeout=fields.get("default_timeout"), max_timeout=fields.get("max_timeout"),
+        runner=fields.get("runner"), commands_env=fields.get("commands_env"), block_waits=fields.get("block_waits", False),
+    )
+
+
+def plain(value: Any) -> Any:
+    """LocDict/LocList -> dict/list (plain data for templates)."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value

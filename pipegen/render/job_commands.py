@@ -1,0 +1,107 @@
+"""What a job runs and what its hardware template adds to it. Pure.
+
+`job_commands` builds the command lines of one job: `cd working_dir`, the
+template's setup (multi-GPU setup only where the job has the GPUs), a banner
+before each command, the command itself; the build context may then rewrite
+them (quotes, build variables: build_context.py). `with_template_fields` adds
+what the template's `job:` section sets (env, retry, timeout, priority,
+artifact_paths, a runner that takes the commands in an environment variable).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+from pipegen.buildkite.dollars import Dollars
+from pipegen.hardware.build_context import BuildContext
+from pipegen.model import Step
+
+NO_BUILD = BuildContext(values={})
+_BLANK = re.compile(r"[\x00-\x1f\x7f-\x9f'\"$\\\u2028\u2029]+")
+# Deleted from a preview shown inside double quotes: quotes, `$`, and what the shell would still
+# expand or escape there (backticks, backslashes).
+_DELETE = re.compile(r"['\"$`\\]")
+
+
+def banner(index: int, total: int, command: str, preview: str = "blank") -> str:
+    """`echo '+++ ... Command (i/n): <first 80 characters>'`, safe to run whatever the command holds."""
+    if preview == "delete":
+        shown = _DELETE.sub("", command[:80])
+    else:
+        shown = _BLANK.sub(" ", command[:80]).strip()
+    return f"echo '+++ :test_tube: Command ({index}/{total}): {shown}'"
+
+
+def setup_commands(step: Step, job: Any) -> list[str]:
+    if step.no_plugin:
+        return []
+    gpus = job.gpus * max(job.nodes, 1)
+    return [c.run for c in job.template.setup if gpus >= c.min_gpus]
+
+
+def job_commands(step: Step, job: Any, dollars: Dollars, build: BuildContext | None = None) -> list[str]:
+    """The command lines of one job, as the agent runs them."""
+    build = build or NO_BUILD
+    template = job.template
+    multi_node = job.nodes > 1
+    commands = [dollars(c) for c in step.commands]
+    cd = [f"cd {dollars(step.working_dir)}"] if step.working_dir and not multi_node else []
+    setup = setup_commands(step, job)
+    if template.wrap and not multi_node:
+        inner = " && ".join(cd + commands)
+        return setup + [template.wrap.replace("{commands}", shlex.quote(inner))]
+    lines = setup
+    for index, command in enumerate(commands, 1):
+        lines += [banner(index, len(commands), command, build.preview), command]
+    if build.quotes == "double" and not step.num_nodes:
+        lines = [line.replace("'", '"') for line in lines]
+    return cd + [build.substitute(line) for line in lines]
+
+
+def with_template_fields(item: dict[str, Any], step: Step, job: Any) -> dict[str, Any]:
+    """The item with what the template's `job:` section sets on its jobs."""
+    fields = job.template.job
+    gpus = str(job.gpus)
+    if fields.runner and not step.no_plugin:
+        item["env"] = {**item["env"], **{k: v.replace("{gpus}", gpus) for k, v in fields.env}}
+        item["env"][fields.commands_env] = " && ".join(item["commands"])
+        item["commands"] = [fields.runner]
+        item["plugin"] = None
+    elif fields.runner:  # no_plugin: the commands run as they are, on the agent
+        item["commands"] = [" && ".join(item["commands"])]
+    else:
+        item["env"] = {**item["env"], **{k: v.replace("{gpus}", gpus) for k, v in fields.env}}
+    if fields.retry is not None:
+        item["retry"] = _retry(item["retry"], fields.retry, fields.retry_mode)
+    timeout = step.timeout_in_minutes or fields.default_timeout
+    if timeout and fields.max_timeout:
+        timeout = min(timeout, fields.max_timeout)
+    item["timeout_in_minutes"] = timeout
+    extra = item.setdefault("fields", {})  # the step's own Buildkite fields win
+    if fields.priority is not None:
+        extra.setdefault("priority", fields.priority)
+    if fields.artifact_paths and not (fields.runner and step.no_plugin):
+        extra.setdefault("artifact_paths", list(fields.artifact_paths))
+    return item
+
+
+def _retry(current: dict[str, Any], template: dict[str, Any], mode: str) -> dict[str, Any]:
+    """The template's retry instead of the step's, or its conditions put first where not yet covered."""
+    if mode == "replace":
+        return template
+    conditions = template.get("automatic") or []
+    automatic = current.get("automatic")
+    if not isinstance(automatic, list):
+        return current  # true/false: the step's own choice
+    missing = [c for c in conditions if not any(_same(c, own) for own in automatic)]
+    return {**current, "automatic": missing + automatic}
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Two retry conditions for the same failure (exit status or signal reason)."""
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        return False
+    keys = ("exit_status", "signal_reason")
+    return any(k in a and a.get(k) == b.get(k) for k in keys)
