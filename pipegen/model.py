@@ -117,6 +117,16 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class LabelRule:
+    """What a pull-request label asks for (config `labels:`)."""
+
+    label: str
+    run_all: bool = False
+    nightly: bool = False
+    only: tuple[str, ...] = ()  # exactly these steps (and their depends_on)
+
+
+@dataclass(frozen=True)
 class Settings:
     """Repository-wide selection settings (pipegen.yaml or a preset)."""
 
@@ -138,6 +148,7 @@ class Settings:
     external_steps: tuple[str, ...] = ()
     preset: str | None = None  # "vllm" for vLLM files
     config_selects: bool = True  # a change to the config or the inventory file selects what they shape
+    labels: tuple[LabelRule, ...] = ()  # pull-request labels that widen or narrow the selection
     # Values for the inventory's build context (vLLM: ci_config.yaml's registries, repositories.*).
     build_values: tuple[tuple[str, str], ...] = ()
     # Legacy test-amd.yaml: only steps whose mirror_hardwares holds this tag exist.

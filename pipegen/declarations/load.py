@@ -15,6 +15,7 @@ import os
 from typing import Any, Mapping
 
 from pipegen.declarations import fields as s
+from pipegen.declarations.labels import parse_labels
 from pipegen.errors import DeclarationError, raise_all, suggest
 from pipegen.model import Declarations, Location, Rule, Settings, Step, Warning_
 from pipegen.declarations.presets import (
@@ -42,6 +43,7 @@ PIPEGEN_FIELDS: dict[str, s.Checker] = {
     "interpolate": s.string_list,
     "docker_workdir": s.env_map,
     "external_steps": s.string_list,
+    "labels": s.anything,
 }
 RULE_FIELDS: dict[str, s.Checker] = {
     "name": s.string,
@@ -126,6 +128,7 @@ def _load_pipegen(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> D
         rules=_rules(top.get("rules"), top.loc("rules")),
         interpolate=fields.get("interpolate", ()),
         docker_workdir=fields.get("docker_workdir", ()),
+        labels=parse_labels(top.get("labels"), top.loc("labels")),
         hardware_file=hardware if isinstance(hardware, str) else None,
         hardware_inline=hardware if isinstance(hardware, dict) else None,
         external_steps=_external_steps(fields.get("external_steps", ()), top),

@@ -7,7 +7,7 @@ pipegen reads vLLM's own files.
 
 from __future__ import annotations
 
-from pipegen.model import Rule, Settings
+from pipegen.model import LabelRule, Rule, Settings
 
 AMD_GPU_DEVICES = ("mi250_?", "mi300_?", "mi325_?", "mi355_?")
 AMD_GROUP = "Hardware-AMD Tests"
@@ -44,6 +44,9 @@ VLLM_SETTINGS = dict(
     interpolate=("*",),  # vLLM's files are written in Buildkite's syntax (`$$VAR`): every `$` stays as written
     preset="vllm",
     config_selects=False,  # vLLM's generator reruns nothing when ci_config.yaml changes
+    # ci-infra global_config.py: this label runs everything, nightly included. Its other label,
+    # ci-no-fail-fast, changes nothing the generator writes.
+    labels=(LabelRule("ready-run-all-tests", run_all=True, nightly=True),),
 )
 
 # The old test-amd.yaml template: raw prefixes, no dependencies = always run.

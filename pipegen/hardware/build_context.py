@@ -77,7 +77,7 @@ class BuildContext:
     """A BuildSpec resolved for one build: values, variables and variants in force."""
 
     values: Mapping[str, str]
-    variables: tuple[tuple[re.Pattern[str], str], ...] = ()
+    variables: tuple[tuple[str, re.Pattern[str], str], ...] = ()  # ($NAME, its pattern, value)
     variants: tuple[str, ...] = ()
     docker_options: tuple[tuple[str, Any], ...] = ()
     quotes: str | None = None
@@ -95,8 +95,9 @@ class BuildContext:
 
     def substitute(self, command: str) -> str:
         """The build's variables in one command, replaced in order (whole names only)."""
-        for pattern, value in self.variables:
-            command = pattern.sub(lambda _m: value, command)
+        for name, pattern, value in self.variables:
+            if name in command:  # most commands name none: skip the regex
+                command = pattern.sub(lambda _m: value, command)
         return command
 
 
@@ -122,7 +123,7 @@ def resolve(spec: BuildSpec | None, info: BuildInfo, given: tuple[tuple[str, str
     for name, template in spec.variables:
         value = context.fill(template)
         if value:
-            variables.append((re.compile(r"(?<!\$)\$" + re.escape(name) + r"\b"), value))
+            variables.append(("$" + name, re.compile(r"(?<!\$)\$" + re.escape(name) + r"\b"), value))
     return dataclasses.replace(context, variables=tuple(variables))
 
 

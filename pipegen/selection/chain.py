@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from pipegen.errors import EXIT_FINDINGS, PipegenError, UsageError
-from pipegen.model import ChangeSet, Declarations, Options, Selection
+from pipegen.model import ChangeSet, Declarations, LabelRule, Options, Selection
 
 if TYPE_CHECKING:
     from pipegen.selection.inputs import Input
@@ -59,10 +59,13 @@ def options_from(args: SelectArgs, decl: Declarations, environ: Mapping[str, str
     for name in decl.settings.run_all_env:
         if not run_all and environ.get(name) == "1":
             run_all = f"{name}=1"
+    label_all, label_nightly, label_only = label_selection(decl.settings.labels, environ)
+    if label_only and only is None:
+        only = label_only
     return Options(
         only=only,
-        nightly=args.nightly or environ.get("NIGHTLY") == "1",
-        run_all=run_all,
+        nightly=args.nightly or environ.get("NIGHTLY") == "1" or label_nightly,
+        run_all=run_all or label_all,
         noauto=environ.get("NOAUTO") == "1",
         docs_only_disable=environ.get("DOCS_ONLY_DISABLE") == "1",
     )
@@ -70,6 +73,18 @@ def options_from(args: SelectArgs, decl: Declarations, environ: Mapping[str, str
 
 # vLLM's generator refuses a key outside this pattern (ci-infra global_config.STEP_KEY_PATTERN).
 VLLM_KEY = re.compile(r"[a-zA-Z0-9_-]+")
+
+
+def label_selection(rules: tuple[LabelRule, ...], environ: Mapping[str, str]) -> tuple[str, bool, tuple[str, ...] | None]:
+    """What the pull request's labels ($BUILDKITE_PULL_REQUEST_LABELS) ask for: run-all reason, nightly, keys."""
+    labels = {label.strip() for label in environ.get("BUILDKITE_PULL_REQUEST_LABELS", "").split(",")}
+    run_all, nightly, only = "", False, []
+    for rule in rules:
+        if rule.label in labels:
+            run_all = run_all or (f"pull-request label {rule.label}" if rule.run_all else "")
+            nightly = nightly or rule.nightly
+            only += [key for key in rule.only if key not in only]
+    return run_all, nightly, tuple(only) or None
 
 
 def _json_keys(name: str, text: str) -> tuple[str, ...]:

@@ -85,6 +85,8 @@ CASES = {
     "noauto": (["vllm/distributed/parallel_state.py"], {"NOAUTO": "1"}),
     "only keys": ([], {"VLLM_CI_ONLY_STEP_KEYS": '["distributed-comm-ops", "image-build-amd"]'}),
     "only keys with docs": (["docs/a.md"], {"VLLM_CI_ONLY_STEP_KEYS": '["distributed-comm-ops"]'}),
+    "run-all label": (["docs/a.md"], {"BUILDKITE_PULL_REQUEST_LABELS": "documentation,ready-run-all-tests"}),
+    "other labels": (["docs/a.md"], {"BUILDKITE_PULL_REQUEST_LABELS": "ci-no-fail-fast"}),
 }
 
 

@@ -70,7 +70,8 @@ def _load_steps(root: str) -> tuple[dict, list[dict]]:
 def decisions(root: str, files: list[str], env: dict[str, str] | None = None) -> dict[str, str] | None:
     env = env or {}
     config, steps = load_steps(root)
-    run_all = env.get("RUN_ALL") == "1" or env.get("TORCH_NIGHTLY") == "1"
+    labels = [label.strip() for label in env.get("BUILDKITE_PULL_REQUEST_LABELS", "").split(",")]
+    run_all = env.get("RUN_ALL") == "1" or env.get("TORCH_NIGHTLY") == "1" or "ready-run-all-tests" in labels
     for f in files:
         if any(re.match(p, f) for p in config.get("run_all_patterns") or []):
             if not any(re.match(p, f) for p in config.get("run_all_exclude_patterns") or []):
@@ -83,7 +84,7 @@ def decisions(root: str, files: list[str], env: dict[str, str] | None = None) ->
     if env.get("DOCS_ONLY_DISABLE", "0") == "0" and not run_all and only is None and files:
         if all(not f or f.startswith("docs/") or f.endswith(".md") or f == "mkdocs.yaml" for f in files):
             return None
-    nightly = env.get("NIGHTLY") == "1"
+    nightly = env.get("NIGHTLY") == "1" or "ready-run-all-tests" in labels
     noauto = env.get("NOAUTO") == "1"
     if only is not None:
         by_key = {s.get("key") or _key(s["label"]): s for s in steps}

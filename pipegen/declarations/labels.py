@@ -1,0 +1,35 @@
+"""The `labels:` section: pull-request labels as a selection input.
+
+    labels:
+      ready-run-all-tests: {run_all: true, nightly: true}   # everything, optional steps too
+      perf: {only: [benchmarks]}                            # exactly these steps (and what they need)
+
+Buildkite gives a pull request's labels in $BUILDKITE_PULL_REQUEST_LABELS
+(comma-separated), so no call to GitHub is needed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipegen.declarations import fields as s
+from pipegen.errors import DeclarationError
+from pipegen.model import LabelRule, Location
+
+LABEL_FIELDS: dict[str, s.Checker] = {"run_all": s.boolean, "nightly": s.boolean, "only": s.string_list}
+
+
+def parse_labels(raw: Any, where: Location) -> tuple[LabelRule, ...]:
+    if raw is None:
+        return ()
+    top = s.require_mapping(raw, where, "'labels'")
+    rules = []
+    for label, item in top.items():
+        at = top.loc(label)
+        fields = s.check_fields(s.require_mapping(item, at, f"label '{label}'"), LABEL_FIELDS, "label")
+        if not (fields.get("run_all") or fields.get("nightly") or fields.get("only")):
+            raise DeclarationError(f"label '{label}' asks for nothing", at,
+                                   "give it 'run_all: true', 'nightly: true' or 'only: [KEY, ...]'")
+        rules.append(LabelRule(str(label), fields.get("run_all", False), fields.get("nightly", False),
+                               tuple(fields.get("only", ()))))
+    return tuple(rules)
