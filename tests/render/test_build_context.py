@@ -121,3 +121,13 @@ def test_a_vllm_repository_extends_the_preset_inventory(tmp_path):
     assert h100["plugins"][0]["kubernetes"]["podSpec"]["containers"][0]["image"] == \
         "mirror.example/vllm/vllm-ci-test-repo:$BUILDKITE_COMMIT"
     assert jobs["image-build"]["agents"] == {"queue": "cpu_queue_premerge_us_east_1"}  # the rest is the preset's
+
+
+def test_deviation_banner_previews_drop_what_the_shell_would_run_inside_double_quotes():
+    """vLLM's generator deletes only quotes and `$` from its preview, then writes the banner in
+    double quotes: a backtick there would run. pipegen deletes backticks and backslashes too."""
+    from pipegen.render.job_commands import banner
+
+    line = banner(1, 1, "echo `date` \\\"$HOME\"", preview="delete")
+    assert line == "echo '+++ :test_tube: Command (1/1): echo date HOME'"
+    assert banner(1, 2, "pytest -m 'a b'", preview="delete") == "echo '+++ :test_tube: Command (1/2): pytest -m a b'"
