@@ -50,3 +50,12 @@ def unique_key(key: str, used: set[str]) -> str:
     used.add(final)
     return final
 
+
+
+def declared_keys(steps: Sequence[Step]) -> dict[str, str]:
+    """Rendered key -> declared key, for the keys `key_map` rewrites (and fanned-out steps' own keys),
+    so that a key copied from the pipeline names its step too."""
+    out = {rendered: declared for declared, rendered in key_map(steps).items() if rendered != declared}
+    for origin in dict.fromkeys(s.origin for s in steps if s.origin):
+        out.setdefault(valid_key(origin), origin)
+    return out

@@ -10,14 +10,15 @@ from __future__ import annotations
 import os
 import sys
 from functools import partial
-from typing import Mapping, TextIO
+from typing import Mapping, Sequence, TextIO
 
 from pipegen.errors import UsageError
 from pipegen.hardware.detect import machine as this_machine
 from pipegen.hardware.inventory import load_inventory
 from pipegen.run.junit import Case, junit_xml
 from pipegen.run.output import exit_status, junit_cases, machine_line, plan_text, summary_text
-from pipegen.run.plan import RunOptions, named, plan_runs, selected
+from pipegen.run.plan import Planned, RunOptions, named, plan_runs, selected
+from pipegen.run.steps import as_jobs
 from pipegen.selection import report
 from pipegen.selection.chain import SelectArgs, load_declarations, select
 
@@ -26,6 +27,7 @@ JUNIT_LOG_LINES = 200  # of a failed step's log, with its JUnit failure (whole l
 
 
 def main(args: SelectArgs, options: RunOptions, environ: Mapping[str, str], out: TextIO) -> int:
+    check_output_paths(options)  # before anything runs: a bad path found after an hour of tests helps no one
     if options.step_keys:
         decl = load_declarations(args, environ)
         candidates = named(decl, options.step_keys)
@@ -42,12 +44,13 @@ def main(args: SelectArgs, options: RunOptions, environ: Mapping[str, str], out:
         return 0
     machine = this_machine(options.hardware, environ)
     the_plan = plan_runs(decl, candidates, machine, load_inventory(decl), options, header)
+    the_plan = as_jobs(the_plan, decl, options.step_keys, current_branch(decl.root, environ, the_plan.runs))
     if options.dry_run:
         out.write(plan_text(the_plan))
         return 0
     from pipegen.run.process import Progress, read_log, run_all
 
-    out.write("\n".join([machine_line(machine), *header]) + "\n")
+    out.write("\n".join([machine_line(machine), *the_plan.header]) + "\n")
     progress = Progress.for_stream(out, len(the_plan.runs))
     results = run_all(the_plan.runs, progress, options.keep_going, local_env(environ))
     out.write(summary_text(results, the_plan.unrunnable))
@@ -71,3 +74,43 @@ def write_junit(path: str, cases: list[Case]) -> None:
             f.write(junit_xml("pipegen run", cases))
     except OSError as exc:
         raise UsageError(f"cannot write --junit {path}: {exc.strerror}") from None
+
+
+def current_branch(root: str, environ: Mapping[str, str], runs: Sequence[Planned]) -> str | None:
+    """The branch `branches:` filters are checked against: Buildkite's, else git's (None when detached)."""
+    if not any(run.step.field("branches") is not None for run in runs):
+        return None
+    if environ.get("BUILDKITE_BRANCH"):
+        return environ["BUILDKITE_BRANCH"]
+    import subprocess
+
+    try:
+        name = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=root, capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return name if name and name != "HEAD" else None
+
+
+def check_output_paths(options: RunOptions) -> None:
+    """--log-dir must be a folder or creatable as one, --junit a file that can be written: said before
+    anything runs (a bad path found after an hour of tests helps no one)."""
+    import errno
+
+    if options.log_dir:
+        if os.path.exists(options.log_dir) and not os.path.isdir(options.log_dir):
+            raise UsageError(f"--log-dir {options.log_dir} is a file, not a folder", fix="pass a folder path")
+        parent = os.path.abspath(options.log_dir)
+        while not os.path.exists(parent):
+            parent = os.path.dirname(parent)
+        if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+            raise UsageError(f"--log-dir {options.log_dir}: cannot create folders in {parent}",
+                             fix="pass a folder you can write")
+    if options.junit:
+        path, parent = options.junit, os.path.dirname(os.path.abspath(options.junit))
+        code = (errno.EISDIR if os.path.isdir(path) else errno.ENOENT if not os.path.exists(parent)
+                else errno.ENOTDIR if not os.path.isdir(parent)
+                else errno.EACCES if not os.access(path if os.path.exists(path) else parent, os.W_OK) else 0)
+        if code:
+            raise UsageError(f"cannot write --junit {path}: {os.strerror(code)}",
+                             fix="pass a file path in an existing folder you can write")

@@ -27,6 +27,10 @@ def plan_text(p: RunPlan) -> str:
     lines = [machine_line(p.machine), *p.header, f"Plan: {len(p.runs)} step(s) to run here", ""]
     for n, run in enumerate(p.runs, 1):
         lines.append(run.heading(n, len(p.runs)))
+        if run.skip:
+            lines.append(f"  left out, as Buildkite would: {run.skip}")
+        if run.needs:
+            lines.append("  after: " + ", ".join(job + (" (may fail)" if allowed else "") for job, allowed in run.needs))
         lines.append(f"  working dir: {run.cwd}")
         lines += [f"  env: {k}={v}" for k, v in run.env]
         if run.timeout_s is not None:
@@ -50,14 +54,16 @@ def unrunnable_text(unrunnable: Sequence[Unrunnable]) -> list[str]:
 
 def summary_text(results: Sequence[Result], unrunnable: Sequence[Unrunnable]) -> str:
     rows = [("step", "hardware", "result", "time")]
-    rows += [(r.planned.step.key, r.planned.hardware, r.outcome, duration(r.seconds) if r.status != "not run" else "-")
-             for r in results]
+    rows += [(r.planned.key, r.planned.hardware, r.outcome,
+              duration(r.seconds) if r.status not in ("not run", "skipped") else "-") for r in results]
     rows += [(u.key, "-", "cannot run here", "-") for u in unrunnable]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3] for row in rows]
     counts = Counter([r.status for r in results] + ["cannot run here"] * len(unrunnable))
     totals = ", ".join(f"{n} {status}" for status, n in counts.items())
-    return "\n".join(["", *lines, "", *unrunnable_text(unrunnable), totals]) + "\n"
+    artifacts = [f"  {r.planned.key}: {path}" for r in results for path in r.artifacts]
+    artifacts = [f"Artifacts ({len(artifacts)}):", *artifacts, ""] if artifacts else []
+    return "\n".join(["", *lines, "", *unrunnable_text(unrunnable), *artifacts, totals]) + "\n"
 
 
 def exit_status(results: Sequence[Result], unrunnable: Sequence[Unrunnable]) -> int:
@@ -73,9 +79,10 @@ def junit_cases(results: Sequence[Result], unrunnable: Sequence[Unrunnable],
     cases = []
     for r in results:
         step = r.planned.step
-        outcome = "failure" if r.status in FAILED else "skipped" if r.status == "not run" else "passed"
+        outcome = "failure" if r.status in FAILED else "passed" if r.status == "passed" else "skipped"
         output = read_log(r.planned.log) if outcome == "failure" else ""
-        cases.append(Case(step.key, step.group or "pipegen", r.seconds, outcome, r.detail, r.status, output,
+        message = f"{r.status}: {r.detail}" if outcome == "skipped" and r.detail else r.detail
+        cases.append(Case(r.planned.key, step.group or "pipegen", r.seconds, outcome, message, r.status, output,
                           step.location.file))
     for u in unrunnable:
         cases.append(Case(u.key, u.step.group or "pipegen", 0.0, "failure" if u.named else "skipped",

@@ -23,7 +23,7 @@ from pipegen.hardware.detect import GPU_VENDORS, Machine
 from pipegen.hardware.placement import Inventory, place
 from pipegen.model import Declarations, Selection, Step
 
-Status = Literal["passed", "failed", "timed out", "interrupted", "not run"]
+Status = Literal["passed", "failed", "soft failed", "timed out", "interrupted", "not run", "skipped"]
 DEFAULT_LOG_DIR = ".pipegen/logs"  # under the repository root
 FAILED = ("failed", "timed out", "interrupted")
 
@@ -50,9 +50,23 @@ class Planned:
     env: tuple[tuple[str, str], ...]  # set on top of this process's environment
     timeout_s: float | None
     log: str
+    root: str = "."  # the repository: artifact_paths are relative to it, as to the agent's checkout
+    combination: Any = None  # a matrix step's job: its buildkite.matrix.Combination
+    needs: tuple[tuple[str, bool], ...] = ()  # (job key, may fail): the jobs it depends on (run/steps.py)
+    skip: str = ""  # why Buildkite would leave it out (skip:, branches:)
+
+    @property
+    def key(self) -> str:
+        """The step's key; a matrix job's is KEY[value] (or KEY[dim=value,...])."""
+        return f"{self.step.key}[{self.combination.name}]" if self.combination is not None else self.step.key
+
+    @property
+    def soft_fail(self) -> Any:
+        combo = self.combination
+        return combo.soft_fail if combo is not None and combo.soft_fail is not None else self.step.soft_fail
 
     def heading(self, n: int, total: int) -> str:
-        return f"[{n}/{total}] {self.step.key} on {self.hardware}"
+        return f"[{n}/{total}] {self.key} on {self.hardware}"
 
 
 @dataclass(frozen=True)
@@ -81,6 +95,7 @@ class Result:
     status: Status
     seconds: float = 0.0
     detail: str = ""  # "exit status 2", "timed out after 30m00s"
+    artifacts: tuple[str, ...] = ()  # artifact_paths copied into the log folder
 
     @property
     def outcome(self) -> str:
@@ -111,10 +126,14 @@ def selected(decl: Declarations, selection: Selection) -> list[Candidates]:
 
 
 def named(decl: Declarations, keys: Sequence[str]) -> list[Candidates]:
-    """--step KEY: a step's own key, or a fanned-out step's origin key (all its targets)."""
+    """--step KEY: a step's own key, or a fanned-out step's origin key (all its targets); the key as declared
+    or as render writes it; `KEY[value]` names one job of a matrix step (steps.pick_jobs keeps it)."""
     groups, by_key = by_origin(decl.steps), decl.by_key()
+    rendered = rendered_keys(decl)
     out: list[Candidates] = []
-    for key in dict.fromkeys(keys):
+    for asked in dict.fromkeys(keys):
+        key = asked[: asked.index("[")] if asked.endswith("]") and "[" in asked else asked
+        key = key if key in groups or key in by_key else rendered.get(key, key)
         if key in groups:
             out.append((key, tuple(groups[key])))
         elif key in by_key:
@@ -122,8 +141,14 @@ def named(decl: Declarations, keys: Sequence[str]) -> list[Candidates]:
         else:
             hint = suggest(key, list(by_key) + list(groups))
             fix = hint if hint.startswith("did you mean") else "list keys with 'pipegen select --format json'"
-            raise UsageError(f"unknown step key '{key}'", fix=fix)
+            raise UsageError(f"unknown step key '{asked}'", fix=fix)
     return out
+
+
+def rendered_keys(decl: Declarations) -> dict[str, str]:
+    from pipegen.buildkite.keys import declared_keys
+
+    return declared_keys(decl.steps)
 
 
 def shortfall(machine: Machine, vendor: str, arch: str | None, gpus: int, family: str, nodes: int = 1) -> str:
@@ -203,6 +228,7 @@ def plan_runs(decl: Declarations, candidates: Sequence[Candidates], machine: Mac
                 env=step_env(step, dollars, job.template.environment if job.uses_plugin else ()),
                 timeout_s=minutes * 60 * options.timeout_scale if minutes else None,
                 log=os.path.normpath(os.path.join(log_dir, log_name(step.key))),
+                root=os.path.abspath(decl.root),
             ))
             break
         else:

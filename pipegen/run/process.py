@@ -15,11 +15,14 @@ import signal
 import subprocess
 import threading
 import time
+from dataclasses import replace
 from collections import deque
 from typing import Callable, Iterator, Mapping, Sequence, TextIO
 
 from pipegen.run.output import duration
+from pipegen.run.artifacts import collect
 from pipegen.run.plan import FAILED, Planned, Result, Status
+from pipegen.run.steps import blocked_by, soft_fails
 
 TICK_S = 0.2  # how often the live display redraws and the timeout is checked
 GRACE_S = 10.0  # SIGTERM -> SIGKILL
@@ -42,7 +45,10 @@ class Progress:
         """Called every TICK_S while the step runs."""
 
     def end(self, n: int, result: Result) -> None:
-        self._line(f"[{n}/{self.total}] {result.planned.step.key}: {result.outcome} in "
+        if result.status in ("not run", "skipped"):
+            self._line(f"[{n}/{self.total}] {result.planned.key}: {result.outcome}")
+            return
+        self._line(f"[{n}/{self.total}] {result.planned.key}: {result.outcome} in "
                    f"{duration(result.seconds)}; log: {result.planned.log}")
 
     def _line(self, text: str) -> None:
@@ -69,24 +75,34 @@ class LiveProgress(Progress):
 
 
 def run_all(runs: Sequence[Planned], progress: Progress, keep_going: bool, environ: Mapping[str, str]) -> list[Result]:
-    """Run the steps in order; after a failure the rest are 'not run' unless keep_going."""
+    """Run the jobs in (dependency) order. A job whose dependency failed is 'not run' unless it allows the
+    failure; after a failure the rest are 'not run' unless keep_going."""
     results: list[Result] = []
+    status: dict[str, str] = {}
     stop = ""
     with _sigterm_as_interrupt():
         for n, planned in enumerate(runs, 1):
-            if stop:
-                results.append(Result(planned, "not run", detail=stop))
-                continue
-            progress.start(n, planned)
-            result = run_step(planned, {**environ, **dict(planned.env)}, progress.tick)
-            progress.end(n, result)
+            failed_dependency = blocked_by(planned, status)
+            if planned.skip or stop or failed_dependency:
+                result = Result(planned, "skipped" if planned.skip else "not run",
+                                detail=planned.skip or stop or failed_dependency)
+                progress.end(n, result)
+            else:
+                progress.start(n, planned)
+                result = run_step(planned, {**environ, **dict(planned.env)}, progress.tick)
+                if planned.step.field("artifact_paths") is not None:
+                    folder = os.path.splitext(planned.log)[0] + "-artifacts"
+                    result = replace(result, artifacts=collect(planned.step.field("artifact_paths"), planned.root,
+                                                               folder))
+                progress.end(n, result)
             results.append(result)
+            status[planned.key] = result.status
             if result.status == "interrupted":
                 stop = "interrupted"
-            elif result.status in FAILED:
+            elif result.status in FAILED and not stop:
                 _show_log(progress.out, planned.log)
                 if not keep_going:
-                    stop = f"{planned.step.key} {result.status}; --keep-going runs the rest"
+                    stop = f"{planned.key} {result.status}; --keep-going runs the rest"
     return results
 
 
@@ -109,6 +125,8 @@ def run_step(planned: Planned, env: Mapping[str, str], tick: Callable[[float], N
         except KeyboardInterrupt:
             stop_group(proc)
             status, detail = "interrupted", ""
+    if status == "failed" and proc.returncode > 0 and soft_fails(planned.soft_fail, proc.returncode):
+        status = "soft failed"
     return Result(planned, status, time.monotonic() - start, detail)
 
 

@@ -42,7 +42,7 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
         for step, match in zip(decl.steps, matched):
             forced = Reason("run-all", run_all_reason) if run_all_reason else input_hits.get(step.key)
             action, reason = _decide_step(step, match, settings, rule_hits, options, only, forced)
-            decisions.append(Decision(step, action, (reason,)))
+            decisions.append(Decision(step, action, (reason, *_conditions(step, action))))
     return Selection(
         decisions=tuple(decisions),
         changes=changes,
@@ -55,6 +55,11 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
 def steps_by_key(decl: Declarations, keys: Sequence[str]) -> list[Step]:
     """The steps with these keys, in order; an unknown key is a usage error."""
     by_key = decl.by_key()
+    if any(k not in by_key for k in keys):  # a key as render writes it names its step too
+        from pipegen.buildkite.keys import declared_keys
+
+        rendered = declared_keys(decl.steps)
+        keys = [rendered.get(k, k) for k in keys]
     unknown = [k for k in keys if k not in by_key]
     if unknown:
         raise UsageError(f"unknown step key(s): {', '.join(unknown)}", fix="list keys with 'pipegen select --format json'")
@@ -64,13 +69,27 @@ def steps_by_key(decl: Declarations, keys: Sequence[str]) -> list[Step]:
 def closure(decl: Declarations, keys: Sequence[str]) -> frozenset[str]:
     """The named keys and everything they transitively depend on."""
     by_key = decl.by_key()
-    selected, pending = set(keys), steps_by_key(decl, keys)
+    pending = steps_by_key(decl, keys)
+    selected = {step.key for step in pending}
     while pending:
         for dep in pending.pop().depends_on:
             if dep not in selected and dep in by_key:  # not an external step
                 selected.add(dep)
                 pending.append(by_key[dep])
     return frozenset(selected)
+
+
+def _conditions(step: Step, action: str) -> tuple[Reason, ...]:
+    """A step in the pipeline that carries Buildkite's own `if` or `branches`: Buildkite may still skip it."""
+    if action == "skip" or not step.buildkite:
+        return ()
+    out = []
+    for name in ("if", "branches"):
+        value = step.field(name)
+        if value is not None:
+            text = value if isinstance(value, str) else " ".join(value)
+            out.append(Reason("buildkite-condition", f"Buildkite may still skip it ({name}: {text})"))
+    return tuple(out)
 
 
 def _run_all(decl: Declarations, changes: ChangeSet, options: Options, files: list[str]) -> str:

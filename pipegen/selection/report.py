@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from pipegen.model import ACTIONS, Selection, Step
+from pipegen.model import ACTIONS, Decision, Selection, Step
 from pipegen.selection.matching import explain
 
 HEADINGS = {"run": "Run", "block": "Blocked (wait to be unblocked)", "skip": "Skipped"}
@@ -70,9 +70,15 @@ def selection_text(sel: Selection) -> str:
         lines += ["", f"{HEADINGS[action]} ({len(chosen)}):"]
         width = min(60, max(len(d.step.key) for d in chosen))
         for d in chosen:
-            lines.append(f"  {d.step.key:<{width}}  {d.reasons[0].text}")
+            lines.append(f"  {d.step.key:<{width}}  {reason_text(d)}")
     lines += [f"warning: {w}" for w in sel.warnings]
     return "\n".join(lines) + "\n"
+
+
+def reason_text(d: Decision) -> str:
+    """The deciding reason, and the note that Buildkite's own `if`/`branches` may still skip the step."""
+    notes = [r.text for r in d.reasons[1:] if r.rule == "buildkite-condition"]
+    return "; ".join([d.reasons[0].text, *notes])
 
 
 def _md(text: str) -> str:
@@ -96,7 +102,7 @@ def selection_markdown(sel: Selection) -> str:
     lines += ["| step | group | action | reason |", "| --- | --- | --- | --- |"]
     order = {a: i for i, a in enumerate(ACTIONS)}
     for d in sorted(sel.decisions, key=lambda d: order[d.action]):
-        lines.append(f"| {_md(d.step.label)} (`{d.step.key}`) | {_md(d.step.group)} | {d.action} | {_md(d.reasons[0].text)} |")
+        lines.append(f"| {_md(d.step.label)} (`{d.step.key}`) | {_md(d.step.group)} | {d.action} | {_md(reason_text(d))} |")
     lines += warnings_markdown(sel.warnings)
     return "\n".join(lines) + "\n"
 

@@ -203,3 +203,31 @@ def test_fields_drawn_from_the_schema_load_render_valid_and_parse_back_equal(tmp
     for name, value in fields.items():
         assert uploaded(step[name]) == value, name
     assert yaml.safe_load(yaml.safe_dump(step)) == step
+
+
+def test_select_notes_that_buildkite_may_still_skip_a_conditional_step(tmp_path):
+    from click.testing import CliRunner
+
+    from pipegen.cli import cli
+
+    repo = make_repo(tmp_path, step_yaml({"if": 'build.branch == "main"', "branches": ["main", "rel/*"]}))
+    result = CliRunner().invoke(cli, ["select", "--root", str(repo), "--all", "--files-from", "-"], input="")
+    assert 'Buildkite may still skip it (if: build.branch == "main")' in result.output
+    assert "Buildkite may still skip it (branches: main rel/*)" in result.output
+    result = CliRunner().invoke(cli, ["select", "--root", str(repo), "--all", "--files-from", "-", "--format",
+                                      "json"], input="")
+    step = json.loads(result.stdout)["steps"][0]
+    assert [r["rule"] for r in step["reasons"]] == ["run-all", "buildkite-condition", "buildkite-condition"]
+
+
+def test_check_does_not_call_external_steps_dangling(tmp_path):
+    from click.testing import CliRunner
+
+    from pipegen.cli import cli
+
+    repo = make_repo(tmp_path, "steps:\n  - {label: B, key: b, commands: [x], depends_on: bootstrap}\n",
+                     config="external_steps: [bootstrap]\n")
+    listing = tmp_path / "tracked.txt"
+    listing.write_text(".buildkite/steps/steps.yaml\n")
+    result = CliRunner().invoke(cli, ["check", "--root", str(repo), "--tracked-files", str(listing)])
+    assert result.exit_code in (0, 1) and "bootstrap" not in result.output, result.output

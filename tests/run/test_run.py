@@ -373,7 +373,7 @@ def test_junit_xml_parses(repo: Path, tmp_path: Path) -> None:
     assert cases["env-cwd"].get("classname") == "demo" and not list(cases["env-cwd"])
     assert cases["env-cwd"].get("file") == ".buildkite/steps/demo.yaml"
     skipped = [cases[k].find("skipped") for k in ("passes", "qr")]
-    assert skipped[0] is not None and skipped[0].get("message") == "fails failed; --keep-going runs the rest"
+    assert skipped[0] is not None and skipped[0].get("message") == "not run: fails failed; --keep-going runs the rest"
     assert skipped[1] is not None and "needs 2 GPUs of family mi355" in skipped[1].get("message", "")
 
 
