@@ -24,7 +24,7 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
     files = [f for f in changes.files if f]
     warnings: list[str] = [str(w) for w in decl.warnings] + list(changes.warnings)
 
-    input_hits = _input_hits(inputs, files)
+    input_hits = _input_hits(inputs, files, warnings)
     everything = input_hits.pop(None, None)
     run_all_reason = _run_all(decl, changes, options, files) or (everything.text if everything else "")
     only = closure(decl, options.only) if options.only is not None else None
@@ -107,13 +107,17 @@ def _run_all(decl: Declarations, changes: ChangeSet, options: Options, files: li
     return ""
 
 
-def _input_hits(inputs: Sequence[Input], files: Sequence[str]) -> dict[str | None, Reason]:
-    """Why steps run because one of pipegen's own inputs changed (key None: every step)."""
+def _input_hits(inputs: Sequence[Input], files: Sequence[str], warnings: list[str]) -> dict[str | None, Reason]:
+    """Why steps run because one of pipegen's own inputs changed (key None: every step); an input
+    that shapes no step is a warning, so its change is never silent."""
     hits: dict[str | None, Reason] = {}
     for item in inputs:
         # A path, never a glob: an inventory file may be called 'hw[1].yaml'.
         hit = next((f for f in files if f == item.entry or f.startswith(item.entry + "/")), None)
         if hit is None:
+            continue
+        if item.keys is not None and not item.keys:
+            warnings.append(f"{hit} changed: it is {item.what}, which shapes no step here: no step runs for it")
             continue
         text = f"{hit} changed: it is {item.what}, which shapes " + ("every step" if item.keys is None else "this step")
         for key in (None,) if item.keys is None else sorted(item.keys):

@@ -30,12 +30,15 @@ class Input:
 
 
 def own_inputs(decl: Declarations) -> tuple[Input, ...]:
-    """The config and the inventory file of pipegen's format (not the vLLM preset's: vLLM's generator
-    reruns nothing when its own config changes, and its queue table ships inside pipegen)."""
+    """The config and the inventory file of pipegen's format. The vLLM preset's config shapes no step
+    (vLLM's generator reruns nothing when ci_config.yaml changes; decide says so in a warning), and
+    its queue table ships inside pipegen."""
     settings = decl.settings
-    if not settings.config_selects:
+    if not decl.files:
         return ()
-    out = [Input(decl.files[0], "the pipegen config")] if decl.files else []
+    if not settings.config_selects:
+        return tuple(i for i in [_normal(Input(decl.files[0], "the CI config", frozenset()))] if i)
+    out = [Input(decl.files[0], "the pipegen config")]
     if settings.hardware_inline is None:
         out.append(Input(settings.hardware_file or DEFAULT_INVENTORY, "the hardware inventory"))
     return tuple(i for i in (_normal(x) for x in out) if i)

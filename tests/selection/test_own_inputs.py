@@ -97,3 +97,11 @@ def test_an_input_is_a_path_not_a_glob(tmp_path):
     root = repo(tmp_path, "steps: [.buildkite/steps.yaml]\nhardware: ci/hw[1].yaml\n", "ci/hw[1].yaml")
     assert select(root, "ci/hw[1].yaml\n")[1]["run_all"]
     assert not select(root, "ci/hw1.yaml\n")[1]["run_all"]
+
+
+def test_the_vllm_presets_config_selects_nothing_but_says_so(tmp_path):
+    write_files(tmp_path, {".buildkite/ci_config.yaml": "name: x\njob_dirs: [.buildkite/areas]\n",
+                           ".buildkite/areas/a.yaml": STEPS.replace("device: gpu", "device: h100")})
+    got, data = select(tmp_path, ".buildkite/ci_config.yaml\n")
+    assert not data["run_all"] and {a for a, _ in got.values()} == {"block"}  # as vLLM's generator decides
+    assert any(".buildkite/ci_config.yaml changed" in w and "no step runs for it" in w for w in data["warnings"])
