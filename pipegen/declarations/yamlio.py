@@ -57,14 +57,13 @@ class _LocLoader(_Loader):  # type: ignore[misc, valid-type]
     _depth = 0
     _repeated = 0
 
-    def _enter(self, node: Any) -> None:
-        self._depth += 1
-        if self._depth > MAX_DEPTH:
-            raise DeclarationError(f"YAML nested deeper than {MAX_DEPTH} levels", _where(self.file, node.start_mark),
-                                   fix="flatten the structure (no CI declaration needs this depth)")
+    def _too_deep(self, node: Any) -> None:
+        raise DeclarationError(f"YAML nested deeper than {MAX_DEPTH} levels", _where(self.file, node.start_mark),
+                               fix="flatten the structure (no CI declaration needs this depth)")
 
     def _count(self, node: Any, children: list[Any]) -> None:
-        """Record the expanded size of `node`; a child seen before is an alias: its size counts again."""
+        """Record the expanded size of `node`; a child seen before is an alias: its size counts again.
+        Only a text with an anchor ('&') can hold aliases: the others skip the counting."""
         sizes, seen = self._sizes, self._seen
         size = 1
         for child in children:
@@ -78,10 +77,11 @@ class _LocLoader(_Loader):  # type: ignore[misc, valid-type]
                                            fix="write the values out, or use fewer nested aliases (*name)")
             seen.add(child)
         sizes[node] = size
-        self._depth -= 1
 
     def construct_mapping(self, node, deep=False):  # noqa: ANN001
-        self._enter(node)
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            self._too_deep(node)
         explicit = sum(1 for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge")
         self.flatten_mapping(node)
         # flatten_mapping puts `<<: *anchor` keys first; explicit keys may override them.
@@ -107,14 +107,20 @@ class _LocLoader(_Loader):  # type: ignore[misc, valid-type]
         for key, mark in marks.items():
             if mark is None:
                 marks[key] = node.start_mark
-        self._count(node, [n for pair in node.value for n in pair])
+        self._depth -= 1
+        if self._anchors:
+            self._count(node, [n for pair in node.value for n in pair])
         return out
 
     def construct_sequence(self, node, deep=False):  # noqa: ANN001
-        self._enter(node)
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            self._too_deep(node)
         out = LocList([self.construct_object(child, deep=True) for child in node.value])
         out.file, out.mark, out.item_marks = self.file, node.start_mark, [c.start_mark for c in node.value]
-        self._count(node, node.value)
+        self._depth -= 1
+        if self._anchors:
+            self._count(node, node.value)
         return out
 
 
@@ -126,7 +132,7 @@ def load_text(text: str, file: str) -> Any:
     """Parse YAML text; syntax errors become a DeclarationError naming the line."""
     loader = _LocLoader(text)
     loader.file = file
-    loader._sizes, loader._seen = {}, set()
+    loader._sizes, loader._seen, loader._anchors = {}, set(), "&" in text
     try:
         return loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
