@@ -12,7 +12,7 @@ import posixpath
 import subprocess
 import tarfile
 import tempfile
-from typing import IO, Iterable, Iterator, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Iterable, Iterator, Mapping, Sequence
 
 from pipegen.audit.history import LOG_FORMAT, Commit, parse_log
 from pipegen.audit.replay import Audit, Outcome, compare, replay
@@ -20,6 +20,9 @@ from pipegen.audit.report import AuditReport, format_audit
 from pipegen.errors import EXIT_FINDINGS, DeclarationError, UsageError
 from pipegen.model import Declarations
 from pipegen.selection.git import clean_env
+
+if TYPE_CHECKING:
+    from click._termui_impl import ProgressBar
 
 
 def main(root: str, config: str | None, *, last: int | None, rev_range: str | None, durations: str | None,
@@ -49,11 +52,13 @@ class _Git:
 
     def __init__(self, root: str, environ: Mapping[str, str]):
         self.env = clean_env(environ)
-        self.top = root
-        self.top = self("rev-parse", "--show-toplevel", what="a git repository").decode().rstrip("\n")
+        self.top = self._run(root, ("rev-parse", "--show-toplevel"), "a git repository").decode().rstrip("\n")
 
     def __call__(self, *args: str, what: str) -> bytes:
-        proc = subprocess.run(["git", *args], cwd=self.top, env=self.env, capture_output=True)
+        return self._run(self.top, args, what)
+
+    def _run(self, cwd: str, args: Sequence[str], what: str) -> bytes:
+        proc = subprocess.run(["git", *args], cwd=cwd, env=self.env, capture_output=True)
         if proc.returncode != 0:
             error = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             raise UsageError(f"git {args[0]}: {error[-1] if error else 'failed'}",
@@ -91,7 +96,8 @@ def _durations(path: str) -> dict[str, float]:
     return parse_durations(text, path)
 
 
-def _audit(decl: Declarations, commits: Sequence[Commit], minutes: Mapping[str, float] | None, bar: object) -> Audit:
+def _audit(decl: Declarations, commits: Sequence[Commit], minutes: Mapping[str, float] | None,
+           bar: ProgressBar | None) -> Audit:
     outcomes = tuple(_advancing(replay(decl, commits), bar))
     return Audit(tuple(s.key for s in decl.steps), outcomes, _weights(decl) if minutes is not None else {}, minutes)
 
@@ -135,19 +141,19 @@ def _declarations_at(git: _Git, ref: str, decl: Declarations, environ: Mapping[s
                              fix=f"compare with a commit whose {decl.files[0]} loads") from None
 
 
-def _progress_bar(stream: IO[str] | None, total: int) -> object:
+def _progress_bar(stream: IO[str] | None, total: int) -> ProgressBar | None:
     """A progress bar on a terminal (stderr), none otherwise."""
     if stream is None or not stream.isatty():
         return None
     import click
 
-    bar = click.progressbar(length=total, label="replaying commits", file=stream)
+    bar: ProgressBar = click.progressbar(length=total, label="replaying commits", file=stream)
     bar.render_progress()
     return bar
 
 
-def _advancing(outcomes: Iterable[Outcome], bar: object) -> Iterator[Outcome]:
+def _advancing(outcomes: Iterable[Outcome], bar: ProgressBar | None) -> Iterator[Outcome]:
     for outcome in outcomes:
         if bar is not None:
-            bar.update(1)  # type: ignore[attr-defined]
+            bar.update(1)
         yield outcome
