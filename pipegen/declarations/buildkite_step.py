@@ -79,7 +79,10 @@ def split(item: LocDict, own: Mapping[str, s.Checker]) -> tuple[dict[str, Any], 
             raise DeclarationError(f"'{name}' is Buildkite's other name for '{canonical}', which is also set",
                                    item.loc(name), f"keep only '{canonical}'")
         if canonical in own and canonical not in READ:
-            mine[canonical] = own[canonical](value, item.loc(name))
+            try:
+                mine[canonical] = own[canonical](value, item.loc(name))
+            except DeclarationError as exc:
+                raise DeclarationError(f"step field '{name}': {exc.message}", exc.location, exc.fix) from None
             continue
         known = known or field_names()
         if name not in known:

@@ -231,3 +231,25 @@ def test_check_does_not_call_external_steps_dangling(tmp_path):
     listing.write_text(".buildkite/steps/steps.yaml\n")
     result = CliRunner().invoke(cli, ["check", "--root", str(repo), "--tracked-files", str(listing)])
     assert result.exit_code in (0, 1) and "bootstrap" not in result.output, result.output
+
+
+BAD = [{"not": {"this": 1}}, 12345, [[{}]], "text", True, None]  # a mapping first: numbers pass as text
+
+
+def _refused(name: str):
+    """A value Buildkite's schema refuses for this field (checked by jsonschema, independently of pipegen)."""
+    import jsonschema
+
+    from pipegen.buildkite.step_fields import _root
+
+    check = jsonschema.Draft7Validator({**field_schemas()[name], "definitions": _root()["definitions"]})
+    return next((v for v in BAD if not check.is_valid(v)), None)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in field_names() - set(ALIASES) if _refused(n) is not None))
+def test_every_field_refuses_a_malformed_value_at_its_line(tmp_path, name):
+    steps = "steps:\n  - label: S\n    commands: [x]\n    " + name + ": " + json.dumps(_refused(name)) + "\n"
+    result = render(make_repo(tmp_path, steps), "--all")
+    assert result.exit_code == 2, result.output
+    assert ".buildkite/steps/steps.yaml:4:" in result.output and name in result.output
+    assert "Traceback" not in result.output
