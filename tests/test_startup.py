@@ -64,6 +64,17 @@ def test_select_from_a_file_list_imports_nothing_heavy(repo: str, small_repo: Pa
     assert _heavy(modules) == []
 
 
+def test_select_loads_buildkite_s_schema_only_for_steps_that_use_its_fields(small_repo: Path) -> None:
+    status, modules = _modules(CLI, "select", "--root", str(small_repo), "--files-from", "-", stdin="x\n")
+    assert status in (0, None) and "fastjsonschema" not in modules and "jsonschema" not in modules
+    steps = small_repo / ".buildkite" / "steps" / "extra.yaml"
+    steps.write_text("steps:\n  - {label: x, key: extra-x, commands: [x], priority: 2, depends_on: [bootstrap]}\n")
+    (small_repo / ".buildkite" / "pipegen.yaml").write_text(CONFIG + "\nexternal_steps: [bootstrap]\n")
+    status, modules = _modules(CLI, "select", "--root", str(small_repo), "--files-from", "-", stdin="x\n")
+    assert status in (0, None) and "fastjsonschema" in modules  # priority is checked against the schema
+    assert "jsonschema" not in modules  # ... by the compiled schema: jsonschema only explains an error
+
+
 # Validation needs neither jsonschema (fastjsonschema's compiled schema does it) nor check_jsonschema (only its file).
 RENDER_UNUSED = ("jsonschema", "check_jsonschema", "git", "torch")
 

@@ -8,7 +8,6 @@ when one fails is jsonschema imported to say which part and why.
 
 from __future__ import annotations
 
-import difflib
 import functools
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -71,6 +70,8 @@ def _explain(name: str, value: Any) -> list[Problem]:
         return []
     hint = ""
     if best.validator == "enum" and isinstance(best.instance, str):
+        import difflib
+
         close = difflib.get_close_matches(best.instance, [str(v) for v in best.validator_value], n=1, cutoff=0.5)
         hint = f"did you mean '{close[0]}'?" if close else ""
     return [Problem(name, tuple(best.absolute_path), best.message, expects(sub), hint)]

@@ -78,7 +78,7 @@ def split(item: LocDict, own: Mapping[str, s.Checker]) -> tuple[dict[str, Any], 
         if canonical != name and canonical in item:
             raise DeclarationError(f"'{name}' is Buildkite's other name for '{canonical}', which is also set",
                                    item.loc(name), f"keep only '{canonical}'")
-        if canonical in own and canonical not in READ:
+        if canonical in own and (canonical not in READ or _plain(canonical, value)):
             try:
                 mine[canonical] = own[canonical](value, item.loc(name))
             except DeclarationError as exc:
@@ -96,6 +96,15 @@ def split(item: LocDict, own: Mapping[str, s.Checker]) -> tuple[dict[str, Any], 
         raise DeclarationError(f"step field '{problem.field}{inside}': {problem.message}; Buildkite's schema "
                                f"expects {problem.expects}", where, fix)
     return mine, theirs
+
+
+def _plain(name: str, value: Any) -> bool:
+    """A value in the shape pipegen's own checker takes (depends_on keys, soft_fail true/false): no schema
+    needed, so steps that use no other Buildkite field never load it (`pipegen select` stays fast)."""
+    if name == "soft_fail":
+        return isinstance(value, bool)
+    return name == "depends_on" and (isinstance(value, str) or (
+        isinstance(value, list) and all(isinstance(v, str) for v in value)))
 
 
 def _locate(item: LocDict, name: str, path: tuple[Any, ...]) -> Location:

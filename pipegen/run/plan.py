@@ -14,9 +14,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Any, Literal, Sequence
 
 from pipegen.buildkite.dollars import Dollars, uploaded
+from pipegen.buildkite.keys import declared_keys
 from pipegen.buildkite.workdir import map_workdir
 from pipegen.errors import DeclarationError, UsageError, suggest
 from pipegen.hardware.detect import GPU_VENDORS, Machine
@@ -129,7 +130,7 @@ def named(decl: Declarations, keys: Sequence[str]) -> list[Candidates]:
     """--step KEY: a step's own key, or a fanned-out step's origin key (all its targets); the key as declared
     or as render writes it; `KEY[value]` names one job of a matrix step (steps.pick_jobs keeps it)."""
     groups, by_key = by_origin(decl.steps), decl.by_key()
-    rendered = rendered_keys(decl)
+    rendered = declared_keys(decl.steps)
     out: list[Candidates] = []
     for asked in dict.fromkeys(keys):
         key = asked[: asked.index("[")] if asked.endswith("]") and "[" in asked else asked
@@ -143,12 +144,6 @@ def named(decl: Declarations, keys: Sequence[str]) -> list[Candidates]:
             fix = hint if hint.startswith("did you mean") else "list keys with 'pipegen select --format json'"
             raise UsageError(f"unknown step key '{asked}'", fix=fix)
     return out
-
-
-def rendered_keys(decl: Declarations) -> dict[str, str]:
-    from pipegen.buildkite.keys import declared_keys
-
-    return declared_keys(decl.steps)
 
 
 def shortfall(machine: Machine, vendor: str, arch: str | None, gpus: int, family: str, nodes: int = 1) -> str:

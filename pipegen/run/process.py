@@ -15,8 +15,8 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import replace
 from collections import deque
+from dataclasses import replace
 from typing import Callable, Iterator, Mapping, Sequence, TextIO
 
 from pipegen.run.output import duration

@@ -19,7 +19,8 @@ from typing import Any, Mapping, Sequence
 from pipegen.buildkite.branches import includes
 from pipegen.buildkite.matrix import combinations
 from pipegen.model import Declarations
-from pipegen.run.plan import FAILED, Planned, RunPlan, log_name, rendered_keys
+from pipegen.buildkite.keys import declared_keys
+from pipegen.run.plan import FAILED, Planned, RunPlan, log_name
 
 TRUE = (True, "true")
 
@@ -131,6 +132,6 @@ def pick_jobs(runs: Sequence[Planned], asked: Sequence[str], rendered: Mapping[s
 def as_jobs(the_plan: RunPlan, decl: Declarations, asked: Sequence[str], branch: str | None) -> RunPlan:
     """The plan's steps as the jobs Buildkite would make of them, in dependency order, with notes."""
     runs = [job for run in the_plan.runs for job in expand_matrix(run)]
-    runs = pick_jobs(runs, asked, rendered_keys(decl))
+    runs = pick_jobs(runs, asked, declared_keys(decl.steps))
     runs, notes = leave_out(runs, branch)
     return replace(the_plan, runs=tuple(in_dependency_order(runs, decl)), header=(*the_plan.header, *notes))
