@@ -64,7 +64,8 @@ def not_covered(step: Step, group: tuple[str, bool], paths: list[str], chain: Ch
         message = (f"a change to any of {len(paths)} files {where} (e.g. {', '.join(paths[:2])}) would not run "
                    f"step '{declared(step)}' ({first}: {how})")
         fix = (f"add '{folder}' to its source_file_dependencies" if whole else
-               f"add these files to its source_file_dependencies ({folder or 'the root'} also holds files it covers)")
+               f"add these files to its source_file_dependencies ({folder} also holds files it covers)" if folder
+               else "add these files to its source_file_dependencies")
     return Finding("import-not-covered", "warning", step.location, message, fix, declared(step), tuple(paths))
 
 
