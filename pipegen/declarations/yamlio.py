@@ -142,6 +142,9 @@ def load_text(text: str, file: str) -> Any:
         if exc.context and exc.context_mark and exc.problem_mark and exc.context_mark.line != exc.problem_mark.line:
             start = exc.context_mark
             problem += f" ({exc.context} started at line {start.line + 1}, column {start.column + 1})"
+        if "recursive node" in problem:  # PyYAML's words for `a: &x [*x]`
+            raise DeclarationError("a YAML alias (*name) refers to a mapping or list that contains it", where,
+                                   fix="write the values out instead of the alias") from None
         raise DeclarationError(f"YAML syntax error: {problem}", where, fix="correct the YAML syntax at that position") from None
     except yaml.YAMLError as exc:
         raise DeclarationError(f"YAML error: {exc}", Location(file)) from None

@@ -66,6 +66,8 @@ families:
 
 @pytest.mark.parametrize("inventory, where, message", [
     (BOMB, ".buildkite/hardware.yaml:", "aliases expand to more than"),
+    ("families: &f\n  cpu: {vendor: cpu, queue: q, template: plain}\n  gpu: *f\n", ".buildkite/hardware.yaml:",
+     "a YAML alias (*name) refers to a mapping or list that contains it"),
     ("families:\n  cpu: {vendor: cpu, queue: q, template: {kind: docker, image: x, options: {o: "
      + "[" * 400 + "]" * 400 + "}}}\n", ".buildkite/hardware.yaml:2:", "nested deeper than"),
 ])
