@@ -134,4 +134,18 @@ def as_jobs(the_plan: RunPlan, decl: Declarations, asked: Sequence[str], branch:
     runs = [job for run in the_plan.runs for job in expand_matrix(run)]
     runs = pick_jobs(runs, asked, declared_keys(decl.steps))
     runs, notes = leave_out(runs, branch)
-    return replace(the_plan, runs=tuple(in_dependency_order(runs, decl)), header=(*the_plan.header, *notes))
+    runs = in_dependency_order(runs, decl)
+    return replace(the_plan, runs=tuple(runs), header=(*the_plan.header, *notes, *outside(runs, decl)))
+
+
+def outside(runs: Sequence[Planned], decl: Declarations) -> list[str]:
+    """Notes for dependencies this run leaves out (`--step after` without `unit`): the job runs anyway."""
+    origin = {s.key: s.origin or s.key for s in decl.steps}
+    here = {origin[r.step.key] for r in runs}
+    notes: dict[str, str] = {}  # one per step, not per matrix job
+    for run in runs:
+        missing = [t for t in run.step.depends_on if t in origin and origin[t] not in here]
+        if missing:
+            notes.setdefault(run.step.key, f"{run.step.key}: depends on {', '.join(missing)}, not part of this "
+                                           "run; it runs without it")
+    return list(notes.values())

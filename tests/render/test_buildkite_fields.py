@@ -253,3 +253,14 @@ def test_every_field_refuses_a_malformed_value_at_its_line(tmp_path, name):
     assert result.exit_code == 2, result.output
     assert ".buildkite/steps/steps.yaml:4:" in result.output and name in result.output
     assert "Traceback" not in result.output
+
+
+def test_render_through_a_subprocess_refuses_a_bad_field_with_exit_2(tmp_path):
+    import subprocess
+    import sys
+
+    repo = make_repo(tmp_path, step_yaml({"priority": "high"}))
+    proc = subprocess.run([sys.executable, "-m", "pipegen", "render", "--all", "--files-from", "-"], cwd=repo,
+                          input="", capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "steps.yaml:" in proc.stderr and "'priority'" in proc.stderr and "Traceback" not in proc.stderr

@@ -7,6 +7,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipegen.buildkite.branches import includes
 from tests.helpers import git_repo
@@ -154,3 +156,51 @@ def test_step_and_only_accept_the_rendered_key(tmp_path):
         code, out = run(repo, *args)
         assert code == 0, out
     assert (repo / "w.txt").read_text().split() == ["ran"] * 3
+
+
+def test_a_dependency_left_out_of_the_run_is_said(tmp_path):
+    code, out = run(make(tmp_path, ORDER), "--step", "after")
+    assert code == 0, out
+    assert "after: depends on unit, not part of this run; it runs without it" in out
+
+
+# --------------------------------------------------------------------------- the order, as a property
+
+
+@st.composite
+def dags(draw):
+    """Steps s0..sN, each depending on some earlier ones (a DAG), declared in a shuffled order."""
+    n = draw(st.integers(1, 8))
+    deps = {f"s{i}": draw(st.lists(st.sampled_from([f"s{j}" for j in range(i)]), unique=True)) if i else []
+            for i in range(n)}
+    order = draw(st.permutations(list(deps)))
+    return [(key, deps[key]) for key in order]
+
+
+@settings(max_examples=50, deadline=None)
+@given(dags())
+def test_every_job_runs_after_what_it_depends_on(steps):
+    from pipegen.model import Declarations, Location, Settings, Step
+    from pipegen.run.plan import Planned
+    from pipegen.run.steps import in_dependency_order
+
+    declared = tuple(Step(key=k, label=k, group="", location=Location("f"), depends_on=tuple(d)) for k, d in steps)
+    decl = Declarations(steps=declared, settings=Settings(), layout="pipegen")
+    runs = [Planned(step=s, hardware="cpu", cwd=".", script="", env=(), timeout_s=None, log="x") for s in declared]
+    ordered = [r.key for r in in_dependency_order(runs, decl)]
+    assert sorted(ordered) == sorted(k for k, _ in steps)
+    for key, deps in steps:
+        assert all(ordered.index(d) < ordered.index(key) for d in deps)
+
+
+def test_through_a_subprocess(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    repo = make(tmp_path, ORDER)
+    env = {**os.environ, "UNIT_EXIT": "5", "PIPEGEN_HARDWARE": "cpu"}
+    proc = subprocess.run([sys.executable, "-m", "pipegen", "run", "--all", "--keep-going"], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "after: not run (unit failed)" in proc.stdout and "Traceback" not in proc.stderr
