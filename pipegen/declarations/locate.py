@@ -36,9 +36,11 @@ def find_config(root: str, config: str | None, environ: Mapping[str, str]) -> st
     """The config file to read, relative to `root` or absolute."""
     chosen = config or environ.get("PIPEGEN_CONFIG")
     if chosen:
-        if not os.path.isfile(os.path.join(root, chosen)):
-            raise UsageError(f"config file not found: {chosen}", fix="pass an existing file to --config")
-        return chosen
+        if os.path.isfile(os.path.join(root, chosen)):
+            return chosen
+        if os.path.isfile(chosen):  # relative to the current folder, as a shell completes it from a subfolder
+            return os.path.abspath(chosen)
+        raise UsageError(f"config file not found: {chosen}", fix="pass an existing file to --config")
     for candidate in DEFAULT_CONFIGS:
         if os.path.isfile(os.path.join(root, candidate)):
             return candidate

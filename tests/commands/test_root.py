@@ -38,6 +38,10 @@ def test_every_command_works_from_a_subfolder(tmp_path):
     assert proc.returncode == 0 and "declared at .buildkite/steps.yaml:2:3" in proc.stdout, proc.stderr
     proc = pipegen(sub, "check", "--format", "json")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    # --config relative to the root, or to the current folder (as a shell completes it).
+    for config in (".buildkite/pipegen.yaml", "../../.buildkite/pipegen.yaml"):
+        proc = pipegen(sub, "why", "--config", config, "src/pkg/x.py")
+        assert proc.returncode == 0 and "selects src" in proc.stdout, proc.stderr
 
 
 def test_no_configuration_anywhere_is_still_a_usage_error(tmp_path):
