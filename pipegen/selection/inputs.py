@@ -37,10 +37,11 @@ def own_inputs(decl: Declarations) -> tuple[Input, ...]:
     if not decl.files:
         return ()
     if not settings.config_selects:
-        return tuple(i for i in [_normal(Input(decl.files[0], "the CI config", frozenset()))] if i)
-    out = [Input(decl.files[0], "the pipegen config")]
-    if settings.hardware_inline is None:
-        out.append(Input(settings.hardware_file or DEFAULT_INVENTORY, "the hardware inventory"))
+        out = [Input(decl.files[0], "the CI config (vLLM's generator reruns nothing for it)", frozenset())]
+    else:
+        out = [Input(decl.files[0], "the pipegen config")]
+        if settings.hardware_inline is None:
+            out.append(Input(settings.hardware_file or DEFAULT_INVENTORY, "the hardware inventory"))
     return tuple(i for i in (_normal(x) for x in out) if i)
 
 
