@@ -19,8 +19,8 @@ class Outcome:
 
     commit: Commit
     run: frozenset[str]  # keys of the steps that run
-    waiting: int  # blocked: in the pipeline, one click away
-    skipped: int
+    waiting: frozenset[str]  # blocked: in the pipeline, one click away
+    skipped: frozenset[str]
     run_all: str = ""  # why everything runs ("" = not): the file and the pattern
     docs_only: str = ""  # why everything is skipped ("" = not)
 
@@ -66,9 +66,10 @@ def replay(decl: Declarations, commits: Iterable[Commit]) -> Iterator[Outcome]:
     options = Options()
     for commit in commits:
         selection = decide(decl, ChangeSet(commit.files), options)
-        counts = selection.counts()
-        yield Outcome(commit, frozenset(d.step.key for d in selection.decisions if d.action == "run"),
-                      counts.get("block", 0), counts.get("skip", 0), selection.run_all_reason, selection.skip_reason)
+        keys = {action: frozenset(d.step.key for d in selection.decisions if d.action == action)
+                for action in ("run", "block", "skip")}
+        yield Outcome(commit, keys["run"], keys["block"], keys["skip"], selection.run_all_reason,
+                      selection.skip_reason)
 
 
 @dataclass(frozen=True)

@@ -98,7 +98,7 @@ def _text(report: AuditReport) -> str:
         keys = sorted(o.run)
         shown = ", ".join(keys[:SHOWN_KEYS]) + (f" (+{len(keys) - SHOWN_KEYS})" if len(keys) > SHOWN_KEYS else "")
         why = _why(o)
-        lines.append(f"{o.commit.short:<12}  {len(o.run):>4} {o.waiting:>4} {o.skipped:>4}  "
+        lines.append(f"{o.commit.short:<12}  {len(o.run):>4} {len(o.waiting):>4} {len(o.skipped):>4}  "
                      + (why if why and (o.docs_only or len(keys) == len(audit.steps)) else shown))
     never = audit.never_run()
     lines += ["", f"never run in these commits ({len(never)} step(s)): {', '.join(never) or 'none'}", "",
@@ -128,8 +128,8 @@ def _markdown(report: AuditReport) -> str:
               "<details><summary>Per commit</summary>", "", "| commit | run | wait | skip | why |",
               "|---|---|---|---|---|"]
     for o in report.audit.outcomes:
-        lines.append(f"| `{o.commit.short}` {_cell(o.commit.subject[:60])} | {len(o.run)} | {o.waiting} | "
-                     f"{o.skipped} | {_cell(_why(o))} |")
+        lines.append(f"| `{o.commit.short}` {_cell(o.commit.subject[:60])} | {len(o.run)} | {len(o.waiting)} | "
+                     f"{len(o.skipped)} | {_cell(_why(o))} |")
     return "\n".join([*lines, "", "</details>"]) + "\n"
 
 
@@ -143,7 +143,7 @@ def _json(report: AuditReport) -> dict[str, Any]:
     out: dict[str, Any] = {
         "range": report.range, "unit": _unit(audit), "ran": ran, "every": every,
         "commits": [{"sha": o.commit.sha, "subject": o.commit.subject, "files": len(o.commit.files),
-                     "run": sorted(o.run), "waiting": o.waiting, "skipped": o.skipped, "run_all": o.run_all,
+                     "run": sorted(o.run), "waiting": sorted(o.waiting), "skipped": sorted(o.skipped), "run_all": o.run_all,
                      "docs_only": o.docs_only} for o in audit.outcomes],
         "steps": [{"key": key, "runs": n, "ran": audit.cost(key) * n, "every": audit.cost(key) * len(audit.outcomes)}
                   for key, n in audit.runs().items()],
