@@ -40,7 +40,9 @@ class ModuleFiles:
                 folder = posixpath.dirname(folder)
         self.dirs = frozenset(dirs)
         self._packages: dict[str, list[str]] = {}
-        self.resolved: dict[tuple, list[str]] = {}  # resolve()'s memo: thousands of files import the same modules
+        # resolve()'s memos: thousands of files import the same modules
+        self.resolved: dict[tuple, list[str]] = {}
+        self.roots: dict[tuple[str, str], str | None] = {}
 
     def module(self, path: str) -> str | None:
         """`a/b` -> "a/b.py" or "a/b/__init__.py", whichever is tracked."""
@@ -86,28 +88,27 @@ def resolve(specs: Iterable[ImportSpec], importer: str, mods: ModuleFiles) -> li
     folder = posixpath.dirname(importer)
     out: list[str] = []
     for module, names, level in specs:
-        # A statement means the same in every file with the same base dir (absolute) or folder (relative).
-        key = (module, tuple(names), level, folder if level else roots[0])
+        if level:
+            floor = folder
+            for _ in range(level - 1):
+                floor = posixpath.dirname(floor)
+        else:
+            floor = _root_of(module or "", roots, mods)
+            if floor is None:
+                continue  # the standard library, a third-party package
+        # A statement means the same wherever it resolves against the same folder: thousands
+        # of files import the same modules.
+        key = (module, tuple(names), floor)
         found = mods.resolved.get(key)
         if found is None:
-            found = mods.resolved[key] = _resolve((module, names, level), importer, roots, mods)
+            found = mods.resolved[key] = _resolve(module, names, floor, mods)
         out += found
     return out
 
 
-def _resolve(spec: ImportSpec, importer: str, roots: Sequence[str], mods: ModuleFiles) -> list[str]:
-    module, names, level = spec
-    dotted = (module or "").replace(".", "/")
-    if level:
-        floor = posixpath.dirname(importer)
-        for _ in range(level - 1):
-            floor = posixpath.dirname(floor)
-    else:
-        root = _root_of(dotted, roots, mods)
-        if root is None:
-            return []
-        floor = root
-    base = _join(floor, dotted)
+def _resolve(module: str | None, names: Sequence[str], floor: str, mods: ModuleFiles) -> list[str]:
+    """`from <floor>/<module> import <names>`: the modules it executes, with their packages."""
+    base = _join(floor, (module or "").replace(".", "/"))
     out: list[str] = []
     found = _nearest_module(base, floor, mods)
     if found:
@@ -129,13 +130,13 @@ def _nearest_module(path: str, floor: str, mods: ModuleFiles) -> str | None:
     return None
 
 
-def _root_of(path: str, roots: Sequence[str], mods: ModuleFiles) -> str | None:
-    """The first root holding `path`'s top-level package; None = not the repository's."""
-    top = path.split("/", 1)[0]
-    for root in roots:
-        if top and mods.exists(_join(root, top)):
-            return root
-    return None
+def _root_of(module: str, roots: Sequence[str], mods: ModuleFiles) -> str | None:
+    """The first root holding the module's top-level package; None = not the repository's."""
+    top = module.split(".", 1)[0]
+    key = (top, roots[0])  # the other roots are GLOBAL_ROOTS
+    if key not in mods.roots:
+        mods.roots[key] = next((root for root in roots if top and mods.exists(_join(root, top))), None)
+    return mods.roots[key]
 
 
 class ImportGraph:
