@@ -14,7 +14,7 @@ from typing import Any
 
 from pipegen.declarations import buildkite_step as bk
 from pipegen.declarations import fields as s
-from pipegen.errors import DeclarationError
+from pipegen.errors import DeclarationError, raise_all
 from pipegen.model import Location, Step, Warning_
 from pipegen.declarations.presets import AMD_GPU_DEVICES, AMD_GROUP, AMD_IMAGE_BUILD, derive_key
 from pipegen.declarations.yamlio import LocDict, LocList
@@ -96,35 +96,47 @@ def load_steps_file(
     group = head.get("group", "").strip()
     file_depends = head.get("depends_on", ())
     out: list[Step] = []
+    errors: list[DeclarationError] = []
     for index, raw in enumerate(steps):
         where = steps.loc(index)
-        item = s.require_mapping(raw, where, "a step")
-        if vllm:
-            fields = s.check_fields(item, STEP_FIELDS, "step", ignored=VLLM_IGNORED, lenient=True, warnings=warnings)
-        else:
-            item = bk.with_defaults(defaults, item)
-            fields, theirs = bk.split(item, PIPEGEN_STEP_FIELDS)
-            extra = bk.read(theirs, item)
-            if "agent_tags" in extra:  # Buildkite's agents and vLLM's agent_tags are both extra tags
-                extra["agent_tags"] = fields.get("agent_tags", ()) + extra["agent_tags"]
-            fields.update(extra)
-        if "label" not in fields:
-            raise DeclarationError("step has no 'label'", item.loc(), "add 'label: <what this step tests>'")
-        deps = list(fields.get("source_file_dependencies", ()))
-        depends_on = fields.get("depends_on", ())
-        working_dir = fields.get("working_dir")
-        if vllm:
-            # vLLM: a file-level depends_on fills steps without their own, defaults
-            # the working dir, and makes the steps file itself a dependency.
-            if file_depends:
+        try:
+            item, fields = _step_fields(raw, where, vllm, defaults, warnings)
+            deps = list(fields.get("source_file_dependencies", ()))
+            depends_on = fields.get("depends_on", ())
+            working_dir = fields.get("working_dir")
+            if vllm:
+                # vLLM: a file-level depends_on fills steps without their own, defaults
+                # the working dir, and makes the steps file itself a dependency.
+                if file_depends:
+                    depends_on = depends_on or file_depends
+                    working_dir = working_dir or default_working_dir
+                    deps.append(relpath)
+            else:
                 depends_on = depends_on or file_depends
-                working_dir = working_dir or default_working_dir
                 deps.append(relpath)
-        else:
-            depends_on = depends_on or file_depends
-            deps.append(relpath)
-        out.extend(_expand(fields, item, where, group, tuple(depends_on), tuple(deps), working_dir, vllm, warnings))
+            out.extend(_expand(fields, item, where, group, tuple(depends_on), tuple(deps), working_dir, vllm, warnings))
+        except DeclarationError as exc:  # every step's error in one pass: check reports each
+            errors.append(exc)
+    raise_all(errors)
     return out
+
+
+def _step_fields(raw: Any, where: Location, vllm: bool, defaults: Any,
+                 warnings: list[Warning_]) -> tuple[LocDict, dict[str, Any]]:
+    """A step's mapping (with the file's defaults) and its checked fields."""
+    item = s.require_mapping(raw, where, "a step")
+    if vllm:
+        fields = s.check_fields(item, STEP_FIELDS, "step", ignored=VLLM_IGNORED, lenient=True, warnings=warnings)
+    else:
+        item = bk.with_defaults(defaults, item)
+        fields, theirs = bk.split(item, PIPEGEN_STEP_FIELDS)
+        extra = bk.read(theirs, item)
+        if "agent_tags" in extra:  # Buildkite's agents and vLLM's agent_tags are both extra tags
+            extra["agent_tags"] = fields.get("agent_tags", ()) + extra["agent_tags"]
+        fields.update(extra)
+    if "label" not in fields:
+        raise DeclarationError("step has no 'label'", item.loc(), "add 'label: <what this step tests>'")
+    return item, fields
 
 
 def _check_pairs(fields: dict[str, Any], item: LocDict) -> None:

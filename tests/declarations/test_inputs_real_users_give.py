@@ -68,3 +68,14 @@ def test_check_outside_git_suggests_tracked_files(tmp_path):
     result = CliRunner().invoke(cli, ["check", "--root", str(tmp_path)])
     assert result.exit_code == 2 and "not a git repository" in result.stderr
     assert "--tracked-files" in result.stderr and "--files-from" not in result.stderr
+
+
+def test_every_steps_error_in_one_file_is_reported(tmp_path):
+    write_files(tmp_path, {".buildkite/pipegen.yaml": "steps: [.buildkite/steps]\n",
+                           ".buildkite/steps/a.yaml": "steps:\n- {label: a, comands: [x]}\n- {label: b, commands: [y]}\n"
+                                                      "- {key: c, commands: [z]}\n- {label: d, timeout_in_minutes: -1}\n"})
+    result = run(tmp_path, "check", "--format", "json")
+    assert result.exit_code == 2, result.output
+    found = [(f["line"], f["message"]) for f in json.loads(result.stdout)["findings"]]
+    assert [line for line, _ in found] == [2, 4, 5], found
+    assert "no 'label'" in found[1][1]
