@@ -99,7 +99,7 @@ def _text(report: AuditReport) -> str:
         shown = ", ".join(keys[:SHOWN_KEYS]) + (f" (+{len(keys) - SHOWN_KEYS})" if len(keys) > SHOWN_KEYS else "")
         why = _why(o)
         lines.append(f"{o.commit.short:<12}  {len(o.run):>4} {len(o.waiting):>4} {len(o.skipped):>4}  "
-                     + (why if why and (o.docs_only or len(keys) == len(audit.steps)) else shown))
+                     + (why or shown))
     never = audit.never_run()
     lines += ["", f"never run in these commits ({len(never)} step(s)): {', '.join(never) or 'none'}", "",
               f"{'step':<50} {'runs':>5}  {_unit(audit)} ran / every commit"]

@@ -115,7 +115,7 @@ def test_why_paths_and_steps(root):
     assert invoke(root, "why").exit_code == 2
 
 
-@pytest.mark.parametrize("command", ["select", "why"])
+@pytest.mark.parametrize("command", ["select", "why", "audit"])
 def test_help_has_an_example(command):
     result = CliRunner().invoke(cli, [command, "--help"])
     assert result.exit_code == 0 and "Example:" in result.output
