@@ -160,7 +160,8 @@ def parse_build(raw: Any, where: Any) -> BuildSpec:
         options = variant.get("docker_options")
         options = s.require_mapping(options, at, "'docker_options'") if options is not None else {}
         variants.append(Variant(name=s.string(variant["name"], at), branch=variant.get("branch"),
-                                env=s.env_map(variant.get("env") or {}, at), values=s.env_map(variant.get("values") or {}, at),
+                                env=s.env_map(variant.get("env") or {}, at),
+                                values=s.env_map(variant.get("values") or {}, at),
                                 docker_options=tuple((str(k), v) for k, v in options.items())))
     variables = []
     for index, item in enumerate(_list(top.get("variables"), raw, "variables")):
@@ -203,7 +204,8 @@ def apply(inventory: Any, context: BuildContext) -> Any:
             job = dataclasses.replace(t.job, env=context.fill(t.job.env), runner=context.fill(t.job.runner),
                                       artifact_paths=context.fill(t.job.artifact_paths))
             done[id(t)] = dataclasses.replace(
-                t, image=context.fill(t.image), volumes=context.fill(t.volumes), environment=context.fill(t.environment),
+                t, image=context.fill(t.image), volumes=context.fill(t.volumes),
+                environment=context.fill(t.environment),
                 options=tuple(options.items()), pod_spec=context.fill(t.pod_spec), wrap=context.fill(t.wrap),
                 setup=tuple(dataclasses.replace(c, run=context.fill(c.run)) for c in t.setup), job=job)
         return done[id(t)]

@@ -300,6 +300,7 @@ def _missing(step: Step, what: str, fix: str) -> DeclarationError:
 
 
 __all__ = [
-    "DEFAULT_FILE", "DOCKER_PLUGIN", "Family", "Inventory", "Job", "JobFields", "PLAIN", "Route", "SetupCommand", "Template", "TEMPLATE_KINDS", "VENDORS",
+    "DEFAULT_FILE", "DOCKER_PLUGIN", "Family", "Inventory", "Job", "JobFields", "PLAIN", "Route", "SetupCommand",
+    "Template", "TEMPLATE_KINDS", "VENDORS",
     "jobs", "place",
 ]

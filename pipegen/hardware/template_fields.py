@@ -42,7 +42,8 @@ def job_fields(raw: Any, where: Location, name: str) -> JobFields:
         env=fields.get("env", ()), retry=plain(fields.get("retry")), retry_mode=fields.get("retry_mode", "add"),
         priority=fields.get("priority"), artifact_paths=fields.get("artifact_paths", ()),
         default_timeout=fields.get("default_timeout"), max_timeout=fields.get("max_timeout"),
-        runner=fields.get("runner"), commands_env=fields.get("commands_env"), block_waits=fields.get("block_waits", False),
+        runner=fields.get("runner"), commands_env=fields.get("commands_env"),
+        block_waits=fields.get("block_waits", False),
     )
 
 

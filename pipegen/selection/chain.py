@@ -75,7 +75,8 @@ def options_from(args: SelectArgs, decl: Declarations, environ: Mapping[str, str
 VLLM_KEY = re.compile(r"[a-zA-Z0-9_-]+")
 
 
-def label_selection(rules: tuple[LabelRule, ...], environ: Mapping[str, str]) -> tuple[str, bool, tuple[str, ...] | None]:
+def label_selection(rules: tuple[LabelRule, ...],
+                    environ: Mapping[str, str]) -> tuple[str, bool, tuple[str, ...] | None]:
     """What the pull request's labels ($BUILDKITE_PULL_REQUEST_LABELS) ask for: run-all reason, nightly, keys."""
     labels = {label.strip() for label in environ.get("BUILDKITE_PULL_REQUEST_LABELS", "").split(",")}
     run_all, nightly, only = "", False, []

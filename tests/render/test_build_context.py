@@ -87,7 +87,8 @@ def test_labels_select_as_the_config_says(tmp_path):
         result = render(repo, files="", env={"BUILDKITE_PULL_REQUEST_LABELS": labels})
         assert result.exit_code == 0, result.stderr
         jobs = by_key(assert_valid(result.stdout))
-        return {k for k, s in jobs.items() if "commands" in s and not any(d.startswith("block-") for d in s.get("depends_on", []))}
+        return {k for k, s in jobs.items()
+                if "commands" in s and not any(d.startswith("block-") for d in s.get("depends_on", []))}
 
     assert running("") == set()
     assert running("bug,only-b") == {"a", "b"}
@@ -112,7 +113,8 @@ def test_a_vllm_repository_extends_the_preset_inventory(tmp_path):
     repo = tmp_path / "vllm"
     shutil.copytree(FIXTURE / ".buildkite", repo / ".buildkite")
     (repo / ".buildkite" / "hardware.yaml").write_text(
-        "families:\n  h100: {vendor: nvidia, arch: sm_90, template: h100-k8s, queues: {1: my-h100, 2: my-h100, 4: my-h100, 8: my-h100}}\n"
+        "families:\n  h100: {vendor: nvidia, arch: sm_90, template: h100-k8s,\n"
+        "         queues: {1: my-h100, 2: my-h100, 4: my-h100, 8: my-h100}}\n"
         "build:\n  values: {pull_through: mirror.example/vllm}\n")
     env = {"BUILDKITE_BRANCH": "feature", "BUILDKITE_COMMIT": "abc"}
     jobs = by_key(assert_valid(render(repo, files="", env=env).stdout))

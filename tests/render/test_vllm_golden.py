@@ -51,7 +51,8 @@ def pipegen_jobs(name: str) -> dict[str, dict]:
 def deviation(name: str, key: str, field: str) -> tuple | None:
     for item in DEVIATIONS:
         glob, key_glob, field_glob, _ = item
-        if fnmatch.fnmatchcase(name, glob) and fnmatch.fnmatchcase(key, key_glob) and fnmatch.fnmatchcase(field, field_glob):
+        if all(fnmatch.fnmatchcase(value, pattern) for value, pattern in
+               ((name, glob), (key, key_glob), (field, field_glob))):
             return item
     return None
 

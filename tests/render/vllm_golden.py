@@ -43,7 +43,8 @@ def jobs(data: dict) -> dict[str, dict]:
 
 
 def _block(step: dict, group: str | None) -> dict:
-    return {"type": "block", "label": step["block"], "group": group, "depends_on": sorted(_list(step.get("depends_on")))}
+    return {"type": "block", "label": step["block"], "group": group,
+            "depends_on": sorted(_list(step.get("depends_on")))}
 
 
 def _list(value: Any) -> list:
