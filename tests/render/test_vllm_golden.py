@@ -85,3 +85,10 @@ def test_the_comparison_sees_a_difference():
     step["plugins"][0]["kubernetes"]["podSpec"]["hostNetwork"] = False
     changed = {(key, field) for key, field, _, _ in vllm_golden.diff(expected, vllm_golden.jobs(golden))}
     assert changed == {("v1-attention-b200", "agents"), ("v1-attention-b200", "commands"), ("v1-attention-b200", "pod")}
+
+
+@needs_fixture
+def test_a_main_build_renders_byte_identical_twice():
+    build = scenario("main-nightly")
+    first, second = (render(FIXTURE, files="", env=build["env"]).stdout for _ in range(2))
+    assert first == second and "vllm-ci-postmerge-repo" in first
