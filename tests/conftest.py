@@ -10,6 +10,7 @@ import os
 import re
 
 import pytest
+from hypothesis import settings
 
 _READ_BY_PIPEGEN = re.compile(r"CI|BUILDKITE(_.*)?|PIPEGEN_.*|VLLM_CI_.*|RUN_ALL|NIGHTLY|NOAUTO|DOCS_ONLY_DISABLE"
                               r"|AMD_MIRROR_HW|TORCH_NIGHTLY")
@@ -19,3 +20,16 @@ _READ_BY_PIPEGEN = re.compile(r"CI|BUILDKITE(_.*)?|PIPEGEN_.*|VLLM_CI_.*|RUN_ALL
 def _no_ci_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in [name for name in os.environ if _READ_BY_PIPEGEN.fullmatch(name)]:
         monkeypatch.delenv(name)
+
+
+@pytest.fixture(autouse=True)
+def _own_cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Compiled schemas, templates and import scans go to one folder per test session, not ~/.cache
+    (a test that checks caching sets PIPEGEN_CACHE_DIR itself)."""
+    monkeypatch.setenv("PIPEGEN_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "pipegen-cache"))
+
+
+# CI runs the property tests on a fixed seed: a new counter-example is found on a laptop, not as a red CI.
+settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
+    settings.load_profile("ci")

@@ -16,7 +16,7 @@ import pytest
 from tests.commands.test_cli import CONFIG, STEPS
 
 from tests.helpers import ROOT as REPO
-# GitPython, templates, torch, and the render/hardware stages: `select --files-from` needs none of them.
+# git (GitPython, if installed), templates, torch, and the render/hardware stages: `select --files-from` needs none of them.
 HEAVY = ("git", "jinja2", "torch", "pipegen.render.pipeline", "pipegen.hardware.placement")
 
 # Runs the CLI in-process (argv: the command's arguments), then reports which modules it imported.

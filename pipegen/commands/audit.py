@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import posixpath
-import subprocess
 import tarfile
 import tempfile
 from typing import IO, TYPE_CHECKING, Iterable, Iterator, Mapping, Sequence
@@ -19,7 +18,7 @@ from pipegen.audit.replay import Audit, Outcome, compare, replay
 from pipegen.audit.report import AuditReport, format_audit
 from pipegen.errors import EXIT_FINDINGS, DeclarationError, UsageError
 from pipegen.model import Declarations
-from pipegen.selection.git import clean_env
+from pipegen.selection.git import Git, GitFailed
 
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
@@ -48,22 +47,20 @@ def main(root: str, config: str | None, *, last: int | None, rev_range: str | No
 
 
 class _Git:
-    """git at the repository's top level, NUL-separated output, a clean environment (as selection/git.py)."""
+    """selection/git.py's Git, whose failures name what to pass instead."""
 
     def __init__(self, root: str, environ: Mapping[str, str]):
-        self.env = clean_env(environ)
-        self.top = self._run(root, ("rev-parse", "--show-toplevel"), "a git repository").decode().rstrip("\n")
+        try:
+            self.git = Git(root, environ)
+        except UsageError as exc:
+            raise UsageError(exc.message, fix="run pipegen audit inside a git checkout: it replays its history") from None
 
     def __call__(self, *args: str, what: str) -> bytes:
-        return self._run(self.top, args, what)
-
-    def _run(self, cwd: str, args: Sequence[str], what: str) -> bytes:
-        proc = subprocess.run(["git", *args], cwd=cwd, env=self.env, capture_output=True)
-        if proc.returncode != 0:
-            error = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise UsageError(f"git {args[0]}: {error[-1] if error else 'failed'}",
-                             fix=f"pass {what} (run pipegen audit inside a git checkout)")
-        return proc.stdout
+        try:
+            return self.git.raw(*args)
+        except GitFailed as exc:
+            last = exc.stderr.splitlines()[-1] if exc.stderr else "failed"
+            raise UsageError(f"git {args[0]}: {last}", fix=f"pass {what} (run pipegen audit inside a git checkout)") from None
 
 
 def _history(git: _Git, last: int | None, rev_range: str | None) -> tuple[list[Commit], str]:

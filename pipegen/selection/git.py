@@ -1,11 +1,11 @@
 """The changed files of the work in a git repository (the I/O edge of `changes`).
 
-GitPython finds the repository; the git commands themselves run with
-NUL-separated output (odd file names survive) and an environment cleaned
-of GIT_* variables that would point git at another work tree or index (as
-pre-commit does: git sets GIT_INDEX_FILE inside hooks). They run through
-subprocess because GitPython's `execute(env=...)` only adds variables to
-this process's environment and cannot remove one. Renames are split into a
+git itself runs, as pre-commit runs it: through subprocess, with NUL-separated
+output (odd file names survive) and an environment cleaned of GIT_* variables
+that would point git at another work tree or index (git sets GIT_INDEX_FILE
+inside hooks). Not through GitPython: its `execute(env=...)` only adds
+variables and cannot remove one, and importing it cost ~30 ms of every
+`render` only to find the work tree, which `git rev-parse` does. Renames are split into a
 deletion and an addition, so a file moved out of a watched folder still
 selects the folder's steps. Whenever the diff cannot be computed the
 ChangeSet says so (`trusted=False`) and the decision stage selects
@@ -41,25 +41,28 @@ def in_ci(environ: Mapping[str, str]) -> bool:
 
 
 class Git:
-    """A repository; every call returns stdout, or raises GitFailed."""
+    """git at the top level of the repository holding `root`; each call returns stdout, or raises GitFailed."""
 
     def __init__(self, root: str, environ: Mapping[str, str], without_git: str = "--files-from FILE"):
-        import git  # GitPython: imported here so `--files-from` never pays for it
-
+        self._env = clean_env(environ)
         try:
-            repo = git.Repo(root, search_parent_directories=True)
-        except (git.exc.InvalidGitRepositoryError, git.exc.NoSuchPathError):
+            self.top = self._run(root, ("rev-parse", "--show-toplevel")).decode("utf-8", "surrogateescape").rstrip("\n")
+        except (GitFailed, OSError):
             raise UsageError(f"not a git repository: {os.path.abspath(root)}",
                              fix=f"run pipegen inside a git checkout, or pass {without_git}") from None
-        self._top = repo.working_tree_dir or root
-        self._env = clean_env(environ)
+
+    def _run(self, cwd: str, args: tuple[str, ...]) -> bytes:
+        proc = subprocess.run(["git", *args], cwd=cwd, env=self._env, capture_output=True)
+        if proc.returncode != 0:
+            stderr = proc.stderr.decode("utf-8", "replace").strip()
+            raise GitFailed(" ".join(args), stderr or f"exit status {proc.returncode}")
+        return proc.stdout
+
+    def raw(self, *args: str) -> bytes:
+        return self._run(self.top, args)
 
     def __call__(self, *args: str) -> str:
-        proc = subprocess.run(["git", *args], cwd=self._top, env=self._env, capture_output=True,
-                              encoding="utf-8", errors="surrogateescape")
-        if proc.returncode != 0:
-            raise GitFailed(" ".join(args), proc.stderr.strip() or f"exit status {proc.returncode}")
-        return proc.stdout
+        return self.raw(*args).decode("utf-8", "surrogateescape")
 
     def resolves(self, ref: str) -> str | None:
         try:
@@ -74,6 +77,7 @@ class Git:
 class GitFailed(Exception):
     def __init__(self, command: str, stderr: str):
         super().__init__(f"git {command}: {stderr}")
+        self.command, self.stderr = command, stderr
 
 
 # How a candidate base ref is treated when it does not resolve.
@@ -218,22 +222,10 @@ def _unique(paths: list[str]) -> list[str]:
 
 def index_blobs(root: str, environ: Mapping[str, str]) -> tuple[dict[str, str], set[str]]:
     """Every tracked file's blob SHA (`git ls-files -s`), and the files whose work-tree copy
-    is not that blob (`git diff-files`: edited, deleted or unmerged), so their SHA names no content.
-
-    Plain git, without GitPython (its import is a tenth of a warm `check`)."""
-    env = clean_env(environ)
-
-    def git(*args: str) -> str:
-        proc = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, encoding="utf-8",
-                              errors="surrogateescape")
-        if proc.returncode != 0:
-            raise UsageError(f"not a git repository: {os.path.abspath(root)}",
-                             fix="run pipegen inside a git checkout, or pass --tracked-files FILE")
-        return proc.stdout
-
-    top = git("rev-parse", "--show-toplevel").rstrip("\n")
+    is not that blob (`git diff-files`: edited, deleted or unmerged), so their SHA names no content."""
+    git = Git(root, environ, without_git="--tracked-files FILE")
     blobs: dict[str, str] = {}
-    for entry in filter(None, git("-C", top, "ls-files", "-s", "-z").split("\0")):
+    for entry in git.paths("ls-files", "-s", "-z"):
         meta, _, path = entry.partition("\t")  # "<mode> <sha> <stage>\t<path>"
         blobs[path] = meta.split(" ")[1]
-    return blobs, set(filter(None, git("-C", top, "diff-files", "--name-only", "-z").split("\0")))
+    return blobs, set(git.paths("diff-files", "--name-only", "-z"))

@@ -194,7 +194,7 @@ def test_one_git_log_call_for_the_whole_range(repo, monkeypatch):
     root, sha = repo
     calls: list[list[str]] = []
     real = subprocess.run
-    monkeypatch.setattr(audit_command.subprocess, "run", lambda cmd, **kw: calls.append(cmd) or real(cmd, **kw))
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: calls.append(cmd) or real(cmd, **kw))
     audit_json(root, "--range", f"{sha['c0']}..HEAD", "--compare", "HEAD")
     assert [c[1] for c in calls] == ["rev-parse", "log", "rev-parse", "ls-tree", "archive"]
 
@@ -238,7 +238,7 @@ def test_not_a_repository_exits_2(tmp_path):
     (tmp_path / ".buildkite/pipegen.yaml").write_text("steps: [.buildkite/steps.yaml]\n")
     (tmp_path / ".buildkite/steps.yaml").write_text("steps:\n" + UTIL)
     code, out = audit(tmp_path, "--last", "3")
-    assert code == 2 and "git rev-parse" in out
+    assert code == 2 and "not a git repository" in out and "run pipegen audit inside a git checkout" in out
 
 
 def test_subprocess_exit_code(repo):

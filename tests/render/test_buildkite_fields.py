@@ -24,7 +24,8 @@ PASSED = sorted(field_names() - OWN)
 def step_yaml(fields: dict, key: str = "s") -> str:
     """A steps file with one step of these extra fields (JSON is YAML)."""
     step = {"label": "S", "key": key, "hardware": ["cpu"], "commands": ["true"], **fields}
-    return yaml.safe_dump({"group": "G", "steps": [step]}, allow_unicode=True, sort_keys=False)
+    # Not allow_unicode: PyYAML would write a NEL (\x85) raw, and read it back as a line break.
+    return yaml.safe_dump({"group": "G", "steps": [step]}, sort_keys=False)
 
 
 def rendered_step(tmp_path, fields: dict, *args: str) -> dict:
