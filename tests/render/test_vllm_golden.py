@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import fnmatch
 
-import pytest
 import yaml
 
 from tests.helpers import FIXTURE, needs_fixture
