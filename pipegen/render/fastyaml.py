@@ -38,6 +38,8 @@ def _no_float(text: str) -> Any:
 
 
 _json = json.JSONDecoder(parse_float=_no_float, parse_constant=_no_float)
+# A plain-word key and its colon, then the end of the line or a space.
+_PLAIN_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_./-]*):(?= |\Z)")
 
 
 def load(text: str) -> Any:
@@ -190,6 +192,9 @@ class Reader:
 
     @staticmethod
     def _split(body: str) -> tuple[Any, str]:
+        plain = _PLAIN_KEY.match(body)  # the hot path: `key: value` with a plain word for a key
+        if plain and plain.group(1).lower() not in SPECIAL_WORDS:
+            return plain.group(1), body[plain.end():].lstrip(" ")
         if body.startswith('"'):
             key, end = _string(body, 0)
         else:
