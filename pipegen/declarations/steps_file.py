@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
+from pipegen.buildkite.keys import valid_key
 from pipegen.declarations import buildkite_step as bk
 from pipegen.declarations import fields as s
 from pipegen.errors import DeclarationError, raise_all
@@ -159,7 +160,7 @@ def _expand(
 ) -> list[Step]:
     _check_pairs(fields, item)
     label = fields["label"]
-    key = fields.get("key") or derive_key(label)
+    key = fields.get("key") or _derived_key(label, vllm)
     common = dict(
         label=label,
         location=where,
@@ -196,6 +197,12 @@ def _expand(
     if mirror:
         steps.extend(_mirrors(mirror, item, key, common, vllm, warnings))
     return steps
+
+
+def _derived_key(label: str, vllm: bool) -> str:
+    """vLLM's key from the label; in pipegen's own format one Buildkite accepts as it is, so a label such
+    as ':memo: Docs' never gets a key ('-memo--docs') that the user did not write and check refuses."""
+    return derive_key(label) if vllm else valid_key(derive_key(label))
 
 
 def _fan_out(hardware: tuple[str, ...], fields: dict[str, Any], item: LocDict, key: str, group: str,
