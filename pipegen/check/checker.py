@@ -51,6 +51,7 @@ def check(decl: Declarations, inputs: Inputs, *, orphans: bool = False, strict_m
     if inputs.amd is not None:
         found += platform.drift_findings(decl, inputs.amd)
     found += platform.limit_findings(decl, config)
+    found += platform.dollar_findings(decl)
     if orphans:
         found += entries.orphan_findings(decl, index, covers.values(), run_all)
     # A hardware fan-out's targets share one declaration: report its findings once.

@@ -29,6 +29,7 @@ CODES = {
     "mirror-drift": "an AMD twin declared in two places differs",
     "upload-limit": "the worst-case pipeline exceeds one upload",
     "invalid-key": "a key Buildkite rejects",
+    "escaped-dollar": "a '$$' pipegen would escape again",
     "orphan": "a tracked source file no step depends on",
 }
 

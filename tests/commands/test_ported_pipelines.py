@@ -49,3 +49,16 @@ def test_a_plugin_only_step_renders_without_commands(tmp_path):
     assert result.exit_code == 0, result.output
     step = yaml.safe_load(result.stdout)["steps"][0]["steps"][0]
     assert "commands" not in step and step["plugins"] == [{"junit-annotate#v1.6.0": {"artifacts": "junit-*.xml"}}]
+
+
+def test_a_dollar_escaped_for_buildkite_is_a_warning_not_a_silent_double_escape(tmp_path):
+    # buildkite/agent's `if: ... =~ /^(main|v\d+)$$/` copied verbatim rendered `$$$$`: the job gets `$$`.
+    root = repo(tmp_path, "group: G\nsteps:\n  - label: Release\n    key: release\n    command: echo $$HOME\n"
+                          "    if: build.branch =~ /^v\\d+$$/\n    source_file_dependencies: [src/]\n"
+                          "  - label: Plain\n    key: plain\n    command: echo $HOME\n    source_file_dependencies: [src/]\n")
+    result = pipegen(root, "check", "--format", "json")
+    assert result.exit_code == 0, result.output
+    found = [(f["code"], f["step"], f["line"]) for f in json.loads(result.stdout)["findings"]]
+    assert found == [("escaped-dollar", "release", 3)]
+    (root / ".buildkite/pipegen.yaml").write_text(CONFIG + "interpolate: ['*']\n")  # Buildkite's syntax throughout
+    assert "escaped-dollar" not in pipegen(root, "check").stdout
