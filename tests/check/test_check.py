@@ -401,7 +401,7 @@ def test_the_pre_commit_hook_runs_check_at_the_repository_root(tmp_path, monkeyp
     assert (hook["language"], hook["pass_filenames"]) == ("python", False)
     program, *args = shlex.split(hook["entry"])
     scripts = tomllib.loads((project / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts[program] == "pipegen.cli:main"
+    assert scripts[program] == "pipegen.__main__:main"  # the CLI, started with the garbage collector off
     root = make_repo(tmp_path, CLEAN_STEP.replace("tests/test_core.py::", "tests/test_gone.py::"))
     monkeypatch.chdir(root)
     result = CliRunner().invoke(cli, args, env={"PIPEGEN_CONFIG": None, "GIT_DIR": None})
