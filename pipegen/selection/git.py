@@ -153,25 +153,26 @@ def changed_files(
     if head is None:
         return ChangeSet((), base=chosen, trusted=False, reason="HEAD has no commit yet")
     uncommitted = not committed_only and not in_ci(environ)
-    if head == commit and uncommitted:
-        # Working on the base branch itself: the change is the uncommitted work.
-        merge_base, how = head, f"HEAD is on {chosen}"
-    elif head == commit:
-        # A push to the base branch: everything the last first-parent commit brought.
+    merge_base = head if head == commit else _merge_base(git, commit, fetch_base)
+    where = f"HEAD is {'on' if head == commit else 'behind'} {chosen}"
+    if merge_base == head and uncommitted:
+        # Working on the base branch itself (or behind it): the change is the uncommitted work.
+        how = where
+    elif merge_base == head:
+        # A push to the base branch (or a build of it after it moved on): what HEAD's first-parent commit brought.
         merge_base = _parent(git, fetch_base)
         if merge_base is None and _is_shallow(git):
             return ChangeSet((), base=chosen, trusted=False,
-                             reason=f"shallow clone without the parent of HEAD (HEAD is on {chosen}); "
+                             reason=f"shallow clone without the parent of HEAD ({where}); "
                                     "try --fetch-base or a deeper clone")
         merge_base = merge_base or _EMPTY_TREE  # the first commit: everything in it is new
-        how = f"HEAD is on {chosen}: diff against its first parent"
+        how = f"{where}: diff against its first parent"
+    elif merge_base is None:
+        shallow = _is_shallow(git)
+        why = "shallow clone without the merge base" if shallow else "no common history (unrelated histories)"
+        return ChangeSet((), base=chosen, trusted=False,
+                         reason=f"{why} of HEAD and {chosen}; try --fetch-base or a deeper clone")
     else:
-        merge_base = _merge_base(git, commit, fetch_base)
-        if merge_base is None:
-            shallow = _is_shallow(git)
-            why = "shallow clone without the merge base" if shallow else "no common history (unrelated histories)"
-            return ChangeSet((), base=chosen, trusted=False,
-                             reason=f"{why} of HEAD and {chosen}; try --fetch-base or a deeper clone")
         how = f"merge base of HEAD and {chosen}"
     try:
         files = git.paths("diff", "-z", "--name-only", "--no-renames", merge_base, *([] if uncommitted else ["HEAD"]), "--")

@@ -198,6 +198,21 @@ def test_push_to_main_diffs_the_last_commit(tmp_path, origin):
     assert actions(data) == {"watched": "run", "other": "block"}
 
 
+def test_a_build_of_main_after_main_moved_on_diffs_its_own_last_commit(tmp_path, origin):
+    """HEAD behind origin/main (the agent fetched later pushes): not an empty change, HEAD's own commit."""
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--branch", "main", f"file://{origin}", str(clone))
+    commit_files(clone, {"watched/pushed.py": "p\n"})
+    commit_files(clone, {"other/later.py": "l\n"})
+    git(clone, "push", "-q", "origin", "HEAD:main")
+    git(clone, "fetch", "-q")
+    git(clone, "checkout", "-q", "--detach", "HEAD~1")
+    _, data = select(clone, env={"CI": "1"})
+    assert data["changed_files"] == ["watched/pushed.py"]
+    assert data["merge_base"] == git(clone, "rev-parse", "HEAD~1").strip()
+    assert actions(data) == {"watched": "run", "other": "block"}
+
+
 def test_subprocess_select(repo):
     commit_files(repo, {"other/z.py": "z\n"})
     proc = subprocess.run([sys.executable, "-m", "pipegen", "select", "--base", "main"], cwd=repo,
