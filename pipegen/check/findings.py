@@ -15,7 +15,7 @@ SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
 CODES = {
     "declaration-error": "the CI declarations cannot be loaded",
     "ignored-field": "a field vLLM's generator ignores",
-    "ignored-file": "a file in a steps folder that is not loaded",
+    "ignored-file": "a YAML file in a steps folder that is not loaded",
     "stale-entry": "a dependency entry matches no tracked file",
     "raw-prefix-only": "a dependency entry matched only under vLLM's old raw-prefix rule",
     "exclusion-unused": "an exclusion excludes nothing",

@@ -57,10 +57,13 @@ def rel(root: str, path: str) -> str:
     return full if out.startswith("..") else out.replace(os.sep, "/")
 
 
+_YAML = (".yaml", ".yml")
+
+
 def steps_files(root: str, entry: str, where: Location, suffixes: tuple[str, ...],
                 warnings: list[Warning_]) -> list[str]:
     """A steps entry: one file, or every file with one of `suffixes` below a folder (sorted: stable
-    output). Any other file there would be skipped without a word: each gets a warning."""
+    output). Any other YAML file there would be skipped without a word: each gets a warning."""
     full = os.path.join(root, entry)
     if os.path.isfile(full):
         return [rel(root, entry)]
@@ -74,7 +77,7 @@ def steps_files(root: str, entry: str, where: Location, suffixes: tuple[str, ...
             path = rel(root, os.path.abspath(os.path.join(folder, name)))
             if name.endswith(suffixes):
                 found.append(path)
-            elif not name.startswith("."):  # .gitkeep and editor files are no declarations
+            elif name.lower().endswith(_YAML):  # scripts and notes beside the steps files are no declarations
                 reads = " or ".join(f"*{x}" for x in suffixes)
                 warnings.append(Warning_(Location(path), "ignored-file", f"not loaded: the steps folder {entry} "
                                          f"is read for {reads} files only", f"rename it to {suffixes[0]}, or move "

@@ -24,14 +24,16 @@ def test_yml_and_yaml_steps_files_both_load(tmp_path):
     write_files(tmp_path, {".buildkite/pipegen.yaml": "steps: [.buildkite/steps]\n",
                            ".buildkite/steps/a.yaml": STEP.format(name="a"),
                            ".buildkite/steps/b.yml": STEP.format(name="b"),
-                           ".buildkite/steps/notes.txt": "not steps\n", ".buildkite/steps/.gitkeep": ""})
+                           ".buildkite/steps/notes.YAML": STEP.format(name="c"), ".buildkite/steps/.gitkeep": "",
+                           ".buildkite/steps/build.sh": "make\n", ".buildkite/steps/README": "not steps\n"})
     decl = load(str(tmp_path))
     assert [s.key for s in decl.steps] == ["a", "b"]
-    assert [(w.code, w.location.file) for w in decl.warnings] == [("ignored-file", ".buildkite/steps/notes.txt")]
+    # A script or a note beside the steps files is no declaration (vLLM's image_build/*.sh): no warning.
+    assert [(w.code, w.location.file) for w in decl.warnings] == [("ignored-file", ".buildkite/steps/notes.YAML")]
     result = run(tmp_path, "select", "--format", "json", files="src/b/x.py\n")
     assert {s["key"]: s["action"] for s in json.loads(result.stdout)["steps"]} == {"a": "block", "b": "run"}
     result = run(tmp_path, "check", files="src/a/x.py\nsrc/b/x.py\n")
-    assert "ignored-file" in result.stdout and "notes.txt" in result.stdout
+    assert "ignored-file" in result.stdout and "notes.YAML" in result.stdout
 
 
 def test_vllm_job_dirs_read_only_yaml_like_its_generator_and_say_so(tmp_path):
