@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Mapping, Sequence
 
 from pipegen.model import ChangeSet, Declarations, Selection
@@ -27,6 +29,12 @@ def path_verdicts(args: SelectArgs, decl: Declarations, paths: Sequence[str],
                   environ: Mapping[str, str]) -> list[Selection]:
     """Each path as a change of its own, decided by `decide` as `select` decides (same options, same inputs)."""
     files = repository_paths(paths, args.root, "why")
+    for path in files:
+        if os.path.isdir(os.path.join(args.root, path)):
+            # A folder as one changed path matches the entries naming it or above it, none inside it.
+            sys.stderr.write(f"pipegen: WARNING: {path} is a folder: decided as one changed path, which no entry "
+                             f"inside it matches (every file in it: git ls-files {path} | pipegen select "
+                             "--files-from -)\n")
     options = options_from(args, decl, environ)
     inputs = own_inputs(decl)
     return [decide(decl, ChangeSet((path,)), options, inputs) for path in files]

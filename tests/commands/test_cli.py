@@ -115,6 +115,15 @@ def test_why_paths_and_steps(root):
     assert invoke(root, "why").exit_code == 2
 
 
+def test_why_of_a_folder_says_it_decides_files(root):
+    """`why src` does not select core (its entry src/core/ is inside): said on stderr, with what answers."""
+    (root / "src" / "core").mkdir(parents=True)
+    result = invoke(root, "why", "src/", "src/core/a.py")
+    assert "src:\n  matches slow (entry 'src/')" in result.stdout and "selects core" in result.stdout
+    assert "WARNING: src is a folder" in result.stderr and "src/core/a.py is" not in result.stderr
+    assert "git ls-files src | pipegen select --files-from -" in result.stderr
+
+
 @pytest.mark.parametrize("command", ["select", "why", "audit"])
 def test_help_has_an_example(command):
     result = CliRunner().invoke(cli, [command, "--help"])
