@@ -33,6 +33,7 @@ class Audit:
     outcomes: tuple[Outcome, ...]
     weights: Mapping[str, int] = field(default_factory=dict)  # machines per job: its GPUs (1 without)
     minutes: Mapping[str, float] | None = None  # minutes per job (--durations); None: count jobs
+    optional: frozenset[str] = frozenset()  # optional steps: blocked by design, nightly or one click
 
     def runs(self) -> dict[str, int]:
         """Commits each step ran on."""
@@ -42,8 +43,9 @@ class Audit:
                 counts[key] += 1
         return counts
 
-    def never_run(self) -> list[str]:
-        return [key for key, n in self.runs().items() if n == 0]
+    def never_run(self, optional: bool = False) -> list[str]:
+        """Steps that ran on no commit: the optional ones (`optional=True`) wait by design, the others may be dead."""
+        return [key for key, n in self.runs().items() if n == 0 and (key in self.optional) == optional]
 
     def cost(self, key: str) -> float:
         """What one run of the step costs: machine-minutes with durations, else one job."""

@@ -100,9 +100,10 @@ def _text(report: AuditReport) -> str:
         why = _why(o)
         lines.append(f"{o.commit.short:<12}  {len(o.run):>4} {len(o.waiting):>4} {len(o.skipped):>4}  "
                      + (why or shown))
-    never = audit.never_run()
-    lines += ["", f"never run in these commits ({len(never)} step(s)): {', '.join(never) or 'none'}", "",
-              f"{'step':<50} {'runs':>5}  {_unit(audit)} ran / every commit"]
+    never, optional = audit.never_run(), audit.never_run(optional=True)
+    lines += ["", f"never run in these commits ({len(never)} step(s)): {', '.join(never) or 'none'}",
+              *([f"optional, so never run without a click or nightly ({len(optional)} step(s)): {', '.join(optional)}"]
+                if optional else []), "", f"{'step':<50} {'runs':>5}  {_unit(audit)} ran / every commit"]
     for key, n in audit.runs().items():
         lines.append(f"{key:<50} {n:>5}  {audit.cost(key) * n:,.0f} / {audit.cost(key) * len(audit.outcomes):,.0f}")
     return "\n".join(lines) + "\n"
@@ -123,8 +124,10 @@ def _markdown(report: AuditReport) -> str:
                 lines.append(f"| {sign} | `{c.key}`{'' if c.where == 'both' else f' ({c.where} only)'} | "
                              f"{len(commits)} | {_cell(_commits(commits))} |")
         lines.append("")
-    never = report.audit.never_run()
+    never, optional = report.audit.never_run(), report.audit.never_run(optional=True)
     lines += [f"**Never run** in these commits: {', '.join(f'`{k}`' for k in never) or 'none'}", "",
+              *([f"Optional, so never run without a click or nightly: {', '.join(f'`{k}`' for k in optional)}", ""]
+                if optional else []),
               "<details><summary>Per commit</summary>", "", "| commit | run | wait | skip | why |",
               "|---|---|---|---|---|"]
     for o in report.audit.outcomes:
@@ -147,7 +150,8 @@ def _json(report: AuditReport) -> dict[str, Any]:
                      "docs_only": o.docs_only} for o in audit.outcomes],
         "steps": [{"key": key, "runs": n, "ran": audit.cost(key) * n, "every": audit.cost(key) * len(audit.outcomes)}
                   for key, n in audit.runs().items()],
-        "never_run": audit.never_run(), "without_duration": audit.without_duration(),
+        "never_run": audit.never_run(), "never_run_optional": audit.never_run(optional=True),
+        "without_duration": audit.without_duration(),
     }
     if report.before is not None:
         old_ran, old_every = report.before.totals()

@@ -250,3 +250,19 @@ def test_subprocess_exit_code(repo):
     finally:
         git(root, "checkout", "-q", "--", ".buildkite/steps.yaml")
     assert done.returncode == 1 and "LOSS: step 'old'" in done.stdout and done.stderr == ""
+
+
+def test_optional_steps_that_never_ran_are_listed_apart(tmp_path):
+    """An optional step waits by design (vLLM: all 48 steps that ran on none of 200 commits): not a dead one."""
+    steps = ("steps:\n" + step("a", ["src/"]) + step("dead", ["nowhere/"])
+             + step("opt", ["src/"]) + "    optional: true\n")
+    root = git_repo(tmp_path / "repo", {".buildkite/pipegen.yaml": "steps: [.buildkite/steps.yaml]\n",
+                                        ".buildkite/steps.yaml": steps, "src/x.py": "x\n"})
+    commit_files(root, {"src/x.py": "x2\n"}, "edit")
+    report = audit_json(root, "--last", "1")
+    assert (report["never_run"], report["never_run_optional"]) == (["dead"], ["opt"])
+    _, text = audit(root, "--last", "1")
+    assert "never run in these commits (1 step(s)): dead\n" in text
+    assert "optional, so never run without a click or nightly (1 step(s)): opt\n" in text
+    _, markdown = audit(root, "--last", "1", "--format", "markdown")
+    assert "**Never run** in these commits: `dead`" in markdown and "nightly: `opt`" in markdown
