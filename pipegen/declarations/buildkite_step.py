@@ -174,3 +174,30 @@ def _agents(value: Any, item: LocDict) -> tuple[tuple[str, str], ...]:
                                    "'hardware: [h100:2]'; the inventory maps each family and GPU count to a queue")
         out.append((str(name), str(tag).lower() if isinstance(tag, bool) else str(tag)))
     return tuple(out)
+
+
+# Buildkite's other step types, as a hand-written pipeline.yml has them: what each becomes in pipegen.
+OTHER_STEPS = {
+    "wait": ("a wait step: pipegen orders steps by depends_on", "remove it and give the steps after it "
+             "'depends_on: [KEY, ...]' (a wait step waits for every step before it)"),
+    "block": ("a block step: a steps file holds command steps, and every unselected one already waits behind "
+              "a block step of its own", ""),
+    "input": ("an input step: a steps file holds command steps only", ""),
+    "trigger": ("a trigger step: a steps file holds command steps only", ""),
+    "steps": ("a group step: a steps file is one group", "move its steps into a steps file of their own, "
+              "with 'group: <name>' at the top"),
+}
+KEEP_OUTSIDE = ("keep it in the pipeline.yml that uploads pipegen's output, and list its key under the config's "
+                "external_steps so that steps can depend_on it")
+
+
+def command_step_only(raw: Any, where: Location) -> None:
+    """A wait, block, input, trigger or group step copied from a pipeline.yml: what to do with it, not
+    'unknown step field'."""
+    if raw in ("wait", "waiter") or isinstance(raw, dict) and "waiter" in raw:
+        kind: str | None = "wait"
+    else:
+        kind = next((k for k in OTHER_STEPS if isinstance(raw, dict) and k in raw), None)
+    if kind:
+        message, fix = OTHER_STEPS[kind]
+        raise DeclarationError(message, where, fix or KEEP_OUTSIDE)

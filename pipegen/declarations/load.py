@@ -93,8 +93,24 @@ def load_documents(root: str = ".", config: str | None = None,
         return _load_vllm(root, path, top, docs), docs
     steps = top.get("steps")
     if isinstance(steps, LocList) and steps and isinstance(steps[0], dict):
+        _not_a_pipeline(top, steps, path)
         return _load_legacy(root, path, top, environ), docs
     return _load_pipegen(root, path, top, docs), docs
+
+
+# What a hand-written Buildkite pipeline has and vLLM's legacy steps files never do.
+PIPELINE_TOP = ("agents", "env", "notify")
+PIPELINE_STEP = ("plugins", "wait", "waiter", "block", "input", "trigger", "group", "name")
+
+
+def _not_a_pipeline(top: LocDict, steps: LocList, path: str) -> None:
+    """A pipeline.yml given as the config reads as a legacy steps file: say what it is instead of
+    'step has no label'."""
+    if any(k in top for k in PIPELINE_TOP) or any(not isinstance(step, dict) or any(
+            k in step for k in PIPELINE_STEP) for step in steps):
+        raise DeclarationError(f"{path} is a Buildkite pipeline, not a pipegen config", top.loc(),
+                               "port its steps to steps files as README's 'From a hand-written pipeline.yml to "
+                               "pipegen' shows, and pass the config that names them (.buildkite/pipegen.yaml)")
 
 
 def _load_steps(root: str, files: list[str], docs: dict[str, Any], *, vllm: bool, warnings: list[Warning_],

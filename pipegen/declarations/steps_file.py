@@ -125,6 +125,7 @@ def load_steps_file(
 def _step_fields(raw: Any, where: Location, vllm: bool, defaults: Any,
                  warnings: list[Warning_]) -> tuple[LocDict, dict[str, Any]]:
     """A step's mapping (with the file's defaults) and its checked fields."""
+    bk.command_step_only(raw, where)
     item = s.require_mapping(raw, where, "a step")
     if vllm:
         fields = s.check_fields(item, STEP_FIELDS, "step", ignored=VLLM_IGNORED, lenient=True, warnings=warnings)

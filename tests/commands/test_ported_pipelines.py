@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -62,3 +63,35 @@ def test_a_dollar_escaped_for_buildkite_is_a_warning_not_a_silent_double_escape(
     assert found == [("escaped-dollar", "release", 3)]
     (root / ".buildkite/pipegen.yaml").write_text(CONFIG + "interpolate: ['*']\n")  # Buildkite's syntax throughout
     assert "escaped-dollar" not in pipegen(root, "check").stdout
+
+
+def test_a_pipeline_yml_given_as_the_config_is_named_for_what_it_is(tmp_path):
+    # A new user's first try: `pipegen select --config .buildkite/pipeline.yml` read it as vLLM's legacy
+    # steps file and said "step has no 'label'" of a step with a `name:`.
+    root = repo(tmp_path, "group: G\nsteps:\n  - {label: a, command: make}\n")
+    (root / ".buildkite/pipeline.yml").write_text("agents: {queue: hosted}\nsteps:\n  - name: ':go: test'\n"
+                                                   "    command: go test ./...\n  - wait\n")
+    result = pipegen(root, "select", "--config", ".buildkite/pipeline.yml", "--base", "HEAD")
+    assert result.exit_code == 2
+    assert result.output.startswith("pipegen: error: .buildkite/pipeline.yml:1:1: .buildkite/pipeline.yml is a "
+                                    "Buildkite pipeline, not a pipegen config")
+    assert "From a hand-written pipeline.yml" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("step, message", [
+    ("- wait", "a wait step: pipegen orders steps by depends_on"),
+    ("- waiter: ~", "a wait step"),
+    ("- block: ':rocket: Release?'", "a block step"),
+    ("- input: Version\n    fields: [{text: V, key: v}]", "an input step"),
+    ("- trigger: deploy\n    label: Deploy", "a trigger step"),
+    ("- group: Inner\n    steps: [{label: x, command: y}]", "a group step: a steps file is one group"),
+])
+def test_buildkites_other_step_types_say_what_to_do_with_them(tmp_path, step, message):
+    # Copied from buildkite/agent's and buildkite/cli's pipelines: each was "unknown step field 'wait'"
+    # (or 'block', 'input', 'trigger', 'steps') followed by the list of every command-step field.
+    root = repo(tmp_path, f"group: G\nsteps:\n  - {{label: a, command: make}}\n  {step}\n")
+    result = pipegen(root, "check")
+    assert result.exit_code == 2
+    assert f".buildkite/steps/ci.yml:4:5: error[declaration-error]: {message}" in result.output, result.output
+    assert "unknown step field" not in result.output and ("depends_on" in result.output or "group: " in
+                                                          result.output or "external_steps" in result.output)
