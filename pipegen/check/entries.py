@@ -35,7 +35,9 @@ def entry_lines(docs: Mapping[str, Any]) -> EntryLines:
             for name in ENTRY_FIELDS:
                 items = node.get(name)
                 if isinstance(items, LocList):
-                    spots = out.setdefault((node.file, node.line), {}).setdefault(name, {})
+                    # A steps file's defaults also go under line 0: where its steps' inherited entries are.
+                    line = 0 if node is _defaults(docs.get(node.file)) else node.line
+                    spots = out.setdefault((node.file, line), {}).setdefault(name, {})
                     for index, item in enumerate(items):
                         spots.setdefault(str(item), items.loc(index))
             stack.extend(node.values())
@@ -44,14 +46,19 @@ def entry_lines(docs: Mapping[str, Any]) -> EntryLines:
     return out
 
 
+def _defaults(doc: Any) -> Any:
+    return doc.get("defaults") if isinstance(doc, LocDict) else None
+
+
 def where_entry(step: Step, entry: str, lines: EntryLines, by_key: Mapping[str, Step]) -> Location:
-    """The line of `entry` in the step (a mirror looks in its own mapping, then its origin's)."""
-    for owner in (step, by_key.get(step.origin or "")):
-        if owner is not None:
-            spots = lines.get((owner.location.file, owner.location.line), {}).get("source_file_dependencies", {})
-            if entry in spots:
-                return spots[entry]
-    return step.location
+    """The line of `entry` in the step (a mirror looks in its own mapping, then its origin's), else in its
+    file's defaults (line 0 of `lines`)."""
+    origin = by_key.get(step.origin or "")
+    for file, line in ((s.location.file, s.location.line) for s in (step, origin) if s is not None):
+        spots = lines.get((file, line), {}).get("source_file_dependencies", {})
+        if entry in spots:
+            return spots[entry]
+    return lines.get((step.location.file, 0), {}).get("source_file_dependencies", {}).get(entry, step.location)
 
 
 def where_pattern(config: str, field: str, pattern: str, lines: EntryLines) -> Location:

@@ -95,3 +95,14 @@ def test_buildkites_other_step_types_say_what_to_do_with_them(tmp_path, step, me
     assert f".buildkite/steps/ci.yml:4:5: error[declaration-error]: {message}" in result.output, result.output
     assert "unknown step field" not in result.output and ("depends_on" in result.output or "group: " in
                                                           result.output or "external_steps" in result.output)
+
+
+def test_a_stale_entry_of_the_defaults_is_reported_once_at_its_own_line(tmp_path):
+    # buildkite/cli's steps share `defaults: {source_file_dependencies: [...]}`: a stale entry there was
+    # one finding per step, each at the step's line, where the entry is not written.
+    root = repo(tmp_path, "group: G\ndefaults:\n  source_file_dependencies: [src/, ./lib/]\nsteps:\n"
+                          "  - {label: a, key: a, command: make a}\n  - {label: b, key: b, command: make b}\n"
+                          "  - {label: c, key: c, command: make c, source_file_dependencies: [./lib/]}\n")
+    result = pipegen(root, "check", "--format", "json")
+    found = [(f["code"], f["line"], f["column"], f["step"]) for f in json.loads(result.stdout)["findings"]]
+    assert found == [("stale-entry", 3, 36, "a"), ("stale-entry", 7, 68, "c")], result.output
