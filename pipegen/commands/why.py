@@ -28,7 +28,7 @@ def main(args: SelectArgs, paths: Sequence[str], step_keys: Sequence[str], fmt: 
 def path_verdicts(args: SelectArgs, decl: Declarations, paths: Sequence[str],
                   environ: Mapping[str, str]) -> list[Selection]:
     """Each path as a change of its own, decided by `decide` as `select` decides (same options, same inputs)."""
-    files = repository_paths(paths, args.root, "why")
+    files = repository_paths(_from_here(paths, args.root), args.root, "why")
     for path in files:
         if os.path.isdir(os.path.join(args.root, path)):
             # A folder as one changed path matches the entries naming it or above it, none inside it.
@@ -38,3 +38,12 @@ def path_verdicts(args: SelectArgs, decl: Declarations, paths: Sequence[str],
     options = options_from(args, decl, environ)
     inputs = own_inputs(decl)
     return [decide(decl, ChangeSet((path,)), options, inputs) for path in files]
+
+
+def _from_here(paths: Sequence[str], root: str) -> list[str]:
+    """From a subfolder of the repository a path is relative to that folder, as the shell completes it and
+    git reads it (`cd internal && pipegen why ../go.mod config/x.go`); from the root or outside, to the root."""
+    here, top = os.path.realpath(os.getcwd()), os.path.realpath(root)
+    if not here.startswith(top + os.sep):
+        return list(paths)
+    return [p if os.path.isabs(p) else os.path.join(here, p) for p in paths]

@@ -106,3 +106,18 @@ def test_a_stale_entry_of_the_defaults_is_reported_once_at_its_own_line(tmp_path
     result = pipegen(root, "check", "--format", "json")
     found = [(f["code"], f["line"], f["column"], f["step"]) for f in json.loads(result.stdout)["findings"]]
     assert found == [("stale-entry", 3, 36, "a"), ("stale-entry", 7, 68, "c")], result.output
+
+
+def test_why_from_a_subfolder_reads_paths_as_the_shell_completes_them(tmp_path, monkeypatch):
+    # In buildkite/cli's internal/, `pipegen why ../go.mod` was "not a file inside the repository", and
+    # `why config/x.go` decided the root's config/x.go, not internal/config/x.go.
+    root = repo(tmp_path, "group: G\nsteps:\n  - {label: a, key: a, command: make, source_file_dependencies: [src/]}\n",
+                config=CONFIG + "run_all: [go.mod]\n")
+    (root / "src" / "sub").mkdir()
+    monkeypatch.chdir(root / "src")
+    result = CliRunner().invoke(cli, ["why", "../go.mod", "sub/x.go", "a.go"], env={"PIPEGEN_CACHE_DIR": ""})
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[::2] == ["go.mod:", "src/sub/x.go:", "src/a.go:"]
+    assert "selects a  (entry 'src/')" in result.output
+    monkeypatch.chdir(tmp_path)  # outside the repository: paths are the root's, as before
+    assert "src/a.go:" in pipegen(root, "why", "src/a.go").output
