@@ -28,7 +28,7 @@ def plan_text(p: RunPlan) -> str:
     for n, run in enumerate(p.runs, 1):
         lines.append(run.heading(n, len(p.runs)))
         if run.skip:
-            lines.append(f"  left out, as Buildkite would: {run.skip}")
+            lines.append(f"  left out: {run.skip}")
         if run.needs:
             lines.append("  after: " + ", ".join(job + (" (may fail)" if allowed else "") for job, allowed in run.needs))
         lines.append(f"  working dir: {run.cwd}")

@@ -54,7 +54,7 @@ class Planned:
     root: str = "."  # the repository: artifact_paths are relative to it, as to the agent's checkout
     combination: Any = None  # a matrix step's job: its buildkite.matrix.Combination
     needs: tuple[tuple[str, bool], ...] = ()  # (job key, may fail): the jobs it depends on (run/steps.py)
-    skip: str = ""  # why Buildkite would leave it out (skip:, branches:)
+    skip: str = ""  # why it is left out: Buildkite would (skip:, branches:), or its plugins alone do its work
 
     @property
     def key(self) -> str:

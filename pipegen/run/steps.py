@@ -53,8 +53,21 @@ def leave_out(runs: Sequence[Planned], branch: str | None) -> tuple[list[Planned
             notes.append(f"{run.key}: branches: {_text(branches)} not checked (no current branch); it runs here")
         if condition is not None and not run.skip:
             notes.append(f"{run.key}: Buildkite decides its if: {condition}; pipegen run does not, it runs here")
+        plugins = _plugin_names(step.field("plugins"))
+        if plugins and not run.skip:
+            if not step.commands:  # nothing here would do its work: not "passed"
+                run = replace(run, skip=f"no commands; its plugins ({plugins}) run on Buildkite only")
+            else:
+                notes.append(f"{run.key}: its plugins ({plugins}) run on Buildkite only; its commands run here "
+                             "without them")
         out.append(run)
     return out, notes
+
+
+def _plugin_names(plugins: Any) -> str:
+    """A step's own plugins (a list of {name: options} or a mapping), by name."""
+    items = plugins if isinstance(plugins, list) else [plugins] if isinstance(plugins, dict) else []
+    return ", ".join(str(name) for item in items for name in (item if isinstance(item, dict) else [item]))
 
 
 def _text(value: Any) -> str:

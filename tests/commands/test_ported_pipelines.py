@@ -121,3 +121,19 @@ def test_why_from_a_subfolder_reads_paths_as_the_shell_completes_them(tmp_path, 
     assert "selects a  (entry 'src/')" in result.output
     monkeypatch.chdir(tmp_path)  # outside the repository: paths are the root's, as before
     assert "src/a.go:" in pipegen(root, "why", "src/a.go").output
+
+
+def test_run_says_a_steps_plugins_do_not_run_here_and_never_passes_a_plugin_only_step(tmp_path):
+    # buildkite/agent: junit-annotate (plugins, no command) "passed in 0.0s" locally having done nothing,
+    # and a docker-compose step ran its command on the host without a word about the plugin.
+    root = repo(tmp_path, "group: G\nsteps:\n  - label: Annotate\n    key: annotate\n"
+                          "    plugins: [{junit-annotate#v1.6.0: {artifacts: junit-*.xml}}]\n"
+                          "  - label: Lint\n    key: lint\n    command: 'true'\n"
+                          "    plugins: {docker-compose#v4.14.0: {run: lint}}\n")
+    result = pipegen(root, "run", "--step", "annotate", "--step", "lint", "--log-dir", str(tmp_path / "logs"))
+    assert result.exit_code == 0, result.output
+    assert "lint: its plugins (docker-compose#v4.14.0) run on Buildkite only; its commands run here" in result.output
+    summary = {line.split()[0]: line.split()[2] for line in result.output.splitlines() if line.startswith(("annotate ",
+                                                                                                            "lint "))}
+    assert summary == {"annotate": "skipped", "lint": "passed"}, result.output
+    assert "no commands; its plugins (junit-annotate#v1.6.0) run on Buildkite only" in result.output
