@@ -205,8 +205,8 @@ def _load_vllm(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> Decl
 
 
 def _build_values(fields: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    """ci_config.yaml's registries and repositories, as values for the inventory's build context."""
-    values = []
+    """ci_config.yaml's name, registries and repositories, as values for the inventory's build context."""
+    values = [("config_name", fields["name"])] if isinstance(fields.get("name"), str) else []
     if isinstance(fields.get("registries"), str):
         values.append(("registries", fields["registries"]))
     for name, repository in (fields.get("repositories") or {}).items():

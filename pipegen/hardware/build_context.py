@@ -10,6 +10,7 @@ An inventory's `build:` section says how a build changes the jobs:
         - {name: torch-nightly, env: {TORCH_NIGHTLY: "1"}, values: {suffix: -nightly}}
       variables:                    # $NAME in a job's commands -> text, in this order
         - [REGISTRY, "{registry}"]
+      variables_when: {config_name: ci}   # only where these values are so (vLLM: its main pipeline)
       branch_pattern: "^[a-zA-Z0-9._/:-]+$"   # a BUILDKITE_BRANCH outside it is refused
       quotes: double                # ' in commands becomes " (not in multi-node jobs)
       preview: delete               # the banner drops quotes and $ instead of blanking them
@@ -52,6 +53,7 @@ class BuildSpec:
     values: tuple[tuple[str, str], ...] = ()
     variants: tuple[Variant, ...] = ()
     variables: tuple[tuple[str, str], ...] = ()
+    variables_when: tuple[tuple[str, str], ...] = ()  # the values the variables need
     branch_pattern: str | None = None
     quotes: str | None = None  # "double": ' -> "
     preview: str = "blank"  # "blank" | "delete"
@@ -120,7 +122,8 @@ def resolve(spec: BuildSpec | None, info: BuildInfo, given: tuple[tuple[str, str
     context = BuildContext(values=values, variants=tuple(v.name for v in variants),
                            docker_options=tuple(options.items()), quotes=spec.quotes, preview=spec.preview)
     variables = []
-    for name, template in spec.variables:
+    in_force = all(values.get(k) == v for k, v in spec.variables_when)
+    for name, template in spec.variables if in_force else ():
         value = context.fill(template)
         if value:
             variables.append(("$" + name, re.compile(r"(?<!\$)\$" + re.escape(name) + r"\b"), value))
@@ -140,7 +143,7 @@ def _expand(raw: dict[str, str]) -> dict[str, str]:
 
 # --------------------------------------------------------------------------- reading the section
 
-BUILD_FIELDS = ("values", "variants", "variables", "branch_pattern", "quotes", "preview")
+BUILD_FIELDS = ("values", "variants", "variables", "variables_when", "branch_pattern", "quotes", "preview")
 VARIANT_FIELDS = ("name", "branch", "env", "values", "docker_options")
 
 
@@ -173,7 +176,8 @@ def parse_build(raw: Any, where: Any) -> BuildSpec:
     if quotes not in (None, "double") or preview not in ("blank", "delete"):
         raise DeclarationError("build 'quotes' may be 'double', 'preview' 'blank' or 'delete'", where)
     return BuildSpec(values=s.env_map(top.get("values") or {}, where), variants=tuple(variants),
-                     variables=tuple(variables), branch_pattern=top.get("branch_pattern"), quotes=quotes,
+                     variables=tuple(variables), variables_when=s.env_map(top.get("variables_when") or {}, where),
+                     branch_pattern=top.get("branch_pattern"), quotes=quotes,
                      preview=preview)
 
 

@@ -125,6 +125,22 @@ def test_a_vllm_repository_extends_the_preset_inventory(tmp_path):
     assert jobs["image-build"]["agents"] == {"queue": "cpu_queue_premerge_us_east_1"}  # the rest is the preset's
 
 
+@pytest.mark.parametrize("name, registry", [("vllm_ci", "r.example"), ("vllm_intel_ci", "$REGISTRY")])
+def test_vllm_build_variables_only_in_the_pipeline_named_vllm_ci(tmp_path, name, registry):
+    """vLLM's generator injects $REGISTRY, $BUILDKITE_COMMIT, ... only into `name: vllm_ci` (its
+    ci_config_intel.yaml, name vllm_intel_ci, keeps "$BUILDKITE_COMMIT" for Buildkite to interpolate)."""
+    (tmp_path / ".buildkite" / "jobs").mkdir(parents=True)
+    (tmp_path / ".buildkite" / "ci_config.yaml").write_text(
+        f"name: {name}\njob_dirs: [.buildkite/jobs]\nregistries: r.example\n"
+        "repositories: {main: main-repo, premerge: test-repo}\n")
+    (tmp_path / ".buildkite" / "jobs" / "build.yaml").write_text(
+        "group: Build\nsteps:\n- label: Build\n  key: image-build-x\n  no_plugin: true\n  device: cpu\n"
+        "  commands: ['build.sh $REGISTRY \"$BUILDKITE_COMMIT\"']\n")
+    jobs = by_key(assert_valid(render(tmp_path, files="", env={"BUILDKITE_BRANCH": "feature"}).stdout))
+    commit = "$$BUILDKITE_COMMIT" if name == "vllm_ci" else "$BUILDKITE_COMMIT"
+    assert jobs["image-build-x"]["commands"][-1] == f'build.sh {registry} "{commit}"'
+
+
 def test_deviation_banner_previews_drop_what_the_shell_would_run_inside_double_quotes():
     """vLLM's generator deletes only quotes and `$` from its preview, then writes the banner in
     double quotes: a backtick there would run. pipegen deletes backticks and backslashes too."""
