@@ -72,8 +72,9 @@ def _scans(root: str, tracked_files: str | None, environ: Mapping[str, str]) -> 
 
 
 def _twin_file(root: str, decl: Declarations) -> str | None:
-    """vLLM's test-amd.yaml, when it sits next to the ci_config.yaml being checked."""
-    if decl.layout != "vllm":
+    """vLLM's test-amd.yaml, when it sits next to the ci_config.yaml being checked and that config
+    has AMD mirrors to compare (ci_config_intel.yaml has none)."""
+    if decl.layout != "vllm" or not any(step.mirror == "amd" for step in decl.steps):
         return None
     path = os.path.join(os.path.dirname(decl.files[0]), AMD_TWIN_FILE)
     return path if os.path.isfile(os.path.join(root, path)) else None

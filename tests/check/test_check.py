@@ -278,6 +278,14 @@ def test_each_declarations_file_is_parsed_once(tmp_path, monkeypatch):
     assert sorted(parsed) == [".buildkite/ci_config.yaml", ".buildkite/test-amd.yaml", ".buildkite/test_areas/core.yaml"]
 
 
+def test_a_config_without_amd_mirrors_compares_no_twins(tmp_path):
+    """vLLM's ci_config_intel.yaml sits next to test-amd.yaml but mirrors nothing to AMD."""
+    steps = VLLM_STEP.split("  mirror:")[0]
+    exit_code, report = check(vllm_repo(tmp_path, steps=steps))
+    assert exit_code == 0 and not [n for n in report["notes"] if "AMD twins" in n]
+    assert any("AMD twins compared" in n for n in check(vllm_repo(tmp_path / "b"))[1]["notes"])
+
+
 def test_amd_file_given_explicitly(tmp_path):
     root = vllm_repo(tmp_path, amd_file=None)
     (root / "ci").mkdir()
