@@ -33,6 +33,7 @@ class Audit:
     outcomes: tuple[Outcome, ...]
     weights: Mapping[str, int] = field(default_factory=dict)  # machines per job: its GPUs (1 without)
     minutes: Mapping[str, float] | None = None  # minutes per job (--durations); None: count jobs
+    jobs: Mapping[str, int] = field(default_factory=dict)  # jobs per run: parallelism x matrix (1 without)
     optional: frozenset[str] = frozenset()  # optional steps: blocked by design, nightly or one click
 
     def runs(self) -> dict[str, int]:
@@ -48,10 +49,11 @@ class Audit:
         return [key for key, n in self.runs().items() if n == 0 and (key in self.optional) == optional]
 
     def cost(self, key: str) -> float:
-        """What one run of the step costs: machine-minutes with durations, else one job."""
+        """What one run of the step costs: machine-minutes with durations, else its jobs."""
+        jobs = self.jobs.get(key, 1)
         if self.minutes is None:
-            return 1
-        return self.minutes.get(key, 0.0) * self.weights.get(key, 1)
+            return jobs
+        return self.minutes.get(key, 0.0) * self.weights.get(key, 1) * jobs
 
     def totals(self) -> tuple[float, float]:
         """(what the selection ran, what running every step on every commit would), in cost units."""

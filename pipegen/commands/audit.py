@@ -96,8 +96,11 @@ def _durations(path: str) -> dict[str, float]:
 def _audit(decl: Declarations, commits: Sequence[Commit], minutes: Mapping[str, float] | None,
            bar: ProgressBar | None) -> Audit:
     outcomes = tuple(_advancing(replay(decl, commits), bar))
+    from pipegen.buildkite.limits import command_jobs
+
     return Audit(tuple(s.key for s in decl.steps), outcomes, _weights(decl) if minutes is not None else {}, minutes,
-                 frozenset(s.key for s in decl.steps if s.optional))
+                 jobs={s.key: command_jobs(s.parallelism, s.field("matrix")) for s in decl.steps},  # Buildkite's count
+                 optional=frozenset(s.key for s in decl.steps if s.optional))
 
 
 def _weights(decl: Declarations) -> dict[str, int]:

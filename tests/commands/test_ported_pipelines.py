@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from pipegen.cli import cli
 
-from ..helpers import git_repo
+from ..helpers import commit_files, git_repo
 
 CONFIG = "steps: [.buildkite/steps]\nhardware: .buildkite/hardware.yaml\n"
 HARDWARE = "default: linux\nfamilies:\n  linux: {vendor: cpu, queue: linux-q, template: plain}\n" \
@@ -137,3 +137,19 @@ def test_run_says_a_steps_plugins_do_not_run_here_and_never_passes_a_plugin_only
                                                                                                             "lint "))}
     assert summary == {"annotate": "skipped", "lint": "passed"}, result.output
     assert "no commands; its plugins (junit-annotate#v1.6.0) run on Buildkite only" in result.output
+
+
+def test_audit_counts_a_runs_parallel_and_matrix_jobs_as_buildkite_does(tmp_path):
+    # buildkite/agent's build-binary (a 5x3 matrix, one combination skipped, one added: 14 jobs) and its
+    # `parallelism: 2` tests counted as one job per run in audit's "jobs".
+    steps = ("group: G\nsteps:\n  - label: Tests\n    key: tests\n    command: make test\n    parallelism: 2\n"
+             "    source_file_dependencies: [src/]\n  - label: Build\n    key: build\n    command: make {{matrix.os}}\n"
+             "    source_file_dependencies: [src/]\n    matrix:\n      setup: {os: [linux, darwin], arch: [amd64, arm64]}\n"
+             "      adjustments:\n        - {with: {os: darwin, arch: amd64}, skip: old}\n"
+             "        - {with: {os: linux, arch: riscv64}}\n  - {label: Lint, key: lint, command: make lint}\n")
+    root = repo(tmp_path, steps)
+    commit_files(root, {"src/b.go": "package b\n"})
+    report = json.loads(pipegen(root, "audit", "--last", "2", "--format", "json").stdout)
+    ran = {s["key"]: (s["runs"], s["ran"], s["every"]) for s in report["steps"]}
+    assert ran == {"tests": (2, 4, 4), "build": (2, 8, 8), "lint": (1, 1, 2)}, report["steps"]
+    assert (report["ran"], report["every"]) == (13, 14)
