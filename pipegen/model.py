@@ -131,6 +131,7 @@ class Settings:
     """Repository-wide selection settings (pipegen.yaml or a preset)."""
 
     base_branch: str = "main"
+    base_env: tuple[str, ...] = ()  # variables naming the merge base, tried first (vLLM: MERGE_BASE_COMMIT)
     run_all: tuple[str, ...] = ()
     run_all_exclude: tuple[str, ...] = ()
     run_all_kind: PatternKind = "entry"

@@ -33,6 +33,7 @@ VLLM_RULES = (
 
 VLLM_SETTINGS = dict(
     base_branch="main",
+    base_env=("MERGE_BASE_COMMIT",),  # ci-infra git_utils.py: the merge base, when the bootstrap sets it
     run_all_kind="regex",
     docs_only=("docs/", "*.md", "mkdocs.yaml"),
     always_run=("image-build*", "ensure-ci-base-amd", "refresh-rocm-base-amd"),

@@ -120,6 +120,7 @@ def read_changes(args: SelectArgs, decl: Declarations, environ: Mapping[str, str
         environ=environ,
         committed_only=args.committed_only,
         fetch_base=args.fetch_base,
+        base_env=decl.settings.base_env,
     )
     if not changes.trusted and args.strict_diff:
         raise DiffError(f"the diff cannot be trusted: {changes.reason}", fix="fetch the base branch, or drop --strict-diff")

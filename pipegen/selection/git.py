@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from pipegen.errors import UsageError
 from pipegen.model import ChangeSet
@@ -86,12 +86,17 @@ REQUIRED = "required"  # the pull request's base branch: fail safe (select every
 FALLBACK = "fallback"  # defaults: try the next one
 
 
-def base_candidates(base: str | None, base_branch: str, environ: Mapping[str, str]) -> list[tuple[str, str]]:
-    """Refs to diff against, in order, each once, with what to do when one does not resolve."""
+def base_candidates(base: str | None, base_branch: str, environ: Mapping[str, str],
+                    base_env: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """Refs to diff against, in order, each once, with what to do when one does not resolve.
+    `base_env`: variables a preset's own bootstrap sets to the merge base (vLLM: MERGE_BASE_COMMIT),
+    which its generator ignores on a build of the base branch."""
     explicit = base or environ.get("PIPEGEN_BASE")
     if explicit:
         return [(explicit, EXPLICIT)]
     refs: dict[str, str] = {}
+    if environ.get("BUILDKITE_BRANCH") != base_branch:
+        refs.update((environ[name], FALLBACK) for name in base_env if environ.get(name))
     if environ.get("BUILDKITE_GIT_DIFF_BASE"):
         refs[environ["BUILDKITE_GIT_DIFF_BASE"]] = FALLBACK
     pull_request = environ.get("BUILDKITE_PULL_REQUEST", "false")
@@ -142,10 +147,11 @@ def changed_files(
     environ: Mapping[str, str],
     committed_only: bool = False,
     fetch_base: bool = False,
+    base_env: Sequence[str] = (),
 ) -> ChangeSet:
     """Files changed between the merge base and HEAD (plus uncommitted work outside CI)."""
     git = Git(root, environ)
-    chosen = _choose_base(git, base_candidates(base, base_branch, environ), fetch_base)
+    chosen = _choose_base(git, base_candidates(base, base_branch, environ, base_env), fetch_base)
     if isinstance(chosen, ChangeSet):
         return chosen
     chosen, commit = chosen

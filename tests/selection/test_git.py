@@ -265,7 +265,33 @@ def test_base_candidates_follow_buildkite_order():
     assert "origin/release" not in dict(base_candidates(None, "main", {**env, "BUILDKITE_PULL_REQUEST": "false"}))
     assert base_candidates("v1", "main", {**env, "PIPEGEN_BASE": "v0"}) == [("v1", "explicit")]
     assert base_candidates(None, "main", {"PIPEGEN_BASE": "v0"}) == [("v0", "explicit")]
+    # A preset's merge-base variable comes first, except on a build of the base branch.
+    vllm = {**env, "MERGE_BASE_COMMIT": "def456", "BUILDKITE_BRANCH": "feature"}
+    assert base_candidates(None, "main", vllm, ("MERGE_BASE_COMMIT",))[:2] == [("def456", "fallback"),
+                                                                           ("abc123", "fallback")]
+    on_main = {**vllm, "BUILDKITE_BRANCH": "main"}
+    assert "def456" not in dict(base_candidates(None, "main", on_main, ("MERGE_BASE_COMMIT",)))
+    assert "def456" not in dict(base_candidates(None, "main", vllm))
     # A pull request into the default branch, which is also base_branch: each ref is tried once.
     same = {**env, "BUILDKITE_PULL_REQUEST_BASE_BRANCH": "main", "BUILDKITE_PIPELINE_DEFAULT_BRANCH": "main"}
     assert base_candidates(None, "main", same) == [("abc123", "fallback"), ("origin/main", "required"),
                                                    ("main", "fallback")]
+
+
+def test_vllm_merge_base_commit_is_the_base_as_for_its_generator(tmp_path):
+    """vLLM's generator diffs against $MERGE_BASE_COMMIT when it is set (not on main: HEAD~1)."""
+    steps = ("steps:\n- label: Watched\n  key: watched\n  commands: [pytest]\n"
+             "  source_file_dependencies: [watched/]\n")
+    root = git_repo(tmp_path / "vllm", {".buildkite/ci_config.yaml": "name: vllm_ci\njob_dirs: [.buildkite/jobs]\n",
+                                        ".buildkite/jobs/a.yaml": steps, "watched/a.py": "a\n"})
+    first = git(root, "rev-parse", "HEAD").strip()
+    commit_files(root, {"watched/a.py": "a2\n"}, "watched")
+    commit_files(root, {"other.py": "o\n"}, "other")  # main is HEAD: alone it would diff HEAD~1
+    env = {"CI": "1", "MERGE_BASE_COMMIT": first, "BUILDKITE_BRANCH": "feature"}
+    _, data = select(root, env=env)
+    assert (data["base"], data["merge_base"]) == (first, first)
+    assert data["changed_files"] == ["other.py", "watched/a.py"] and actions(data) == {"watched": "run"}
+    _, on_main = select(root, env={**env, "BUILDKITE_BRANCH": "main"})
+    assert on_main["changed_files"] == ["other.py"]
+    _, without = select(root, env={"CI": "1", "BUILDKITE_BRANCH": "feature"})
+    assert without["changed_files"] == ["other.py"]
