@@ -26,7 +26,7 @@ from pipegen.declarations.presets import (
     vllm_settings,
 )
 from pipegen.declarations.steps_file import STEP_FIELDS, VLLM_IGNORED, load_steps_file
-from pipegen.declarations.locate import STEPS_SUFFIXES, VLLM_SUFFIXES, find_config, rel, steps_files
+from pipegen.declarations.locate import DEFAULT_INVENTORY, STEPS_SUFFIXES, VLLM_SUFFIXES, find_config, rel, steps_files
 from pipegen.declarations.yamlio import LocDict, LocList, load_file
 
 PIPEGEN_FIELDS: dict[str, s.Checker] = {
@@ -156,6 +156,10 @@ def _load_pipegen(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> D
     for index, entry in enumerate(fields["steps"]):
         entry_where = top["steps"].loc(index) if isinstance(top["steps"], LocList) else top.loc("steps")
         files += steps_files(root, entry, entry_where, STEPS_SUFFIXES, warnings)
+        # `steps: [.buildkite]` would read the config and the inventory as steps files, each an error of its own.
+        for own in sorted({path, settings.hardware_file or DEFAULT_INVENTORY} & set(files)):
+            raise DeclarationError(f"steps entry '{entry}' holds {own}, which is not a steps file", entry_where,
+                                   "put the steps files in a folder of their own (.buildkite/steps) and name it")
     steps = _load_steps(root, files, docs, vllm=False, warnings=warnings)
     return _finish(root, steps, settings, "pipegen", [path, *files], warnings)
 

@@ -6,6 +6,7 @@ Small and import-light: the CLI finds the root with it before any command runs.
 from __future__ import annotations
 
 import os
+import re
 from typing import Mapping
 
 from pipegen.errors import DeclarationError, UsageError
@@ -67,6 +68,12 @@ def steps_files(root: str, entry: str, where: Location, suffixes: tuple[str, ...
     full = os.path.join(root, entry)
     if os.path.isfile(full):
         return [rel(root, entry)]
+    head = re.split(r"[*?[]", entry)[0]
+    if head != entry and not os.path.exists(full):
+        folder = f"'{head.rsplit('/', 1)[0]}'" if "/" in head else "that holds the steps files"
+        raise DeclarationError(f"steps entry {entry!r} is a glob: an entry is a file or a folder", where,
+                               f"name the folder {folder}: every {' or '.join('*' + x for x in suffixes)} file "
+                               "below it is read")
     if not os.path.isdir(full):
         raise DeclarationError(f"steps path not found: {entry}", where, "fix the path or create it")
     found = []

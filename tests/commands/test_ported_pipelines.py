@@ -153,3 +153,21 @@ def test_audit_counts_a_runs_parallel_and_matrix_jobs_as_buildkite_does(tmp_path
     ran = {s["key"]: (s["runs"], s["ran"], s["every"]) for s in report["steps"]}
     assert ran == {"tests": (2, 4, 4), "build": (2, 8, 8), "lint": (1, 1, 2)}, report["steps"]
     assert (report["ran"], report["every"]) == (13, 14)
+
+
+@pytest.mark.parametrize("entry, message, fix", [
+    ('".buildkite/steps/*.yml"', "steps entry '.buildkite/steps/*.yml' is a glob: an entry is a file or a folder",
+     "name the folder '.buildkite/steps'"),
+    ('"*.yml"', "steps entry '*.yml' is a glob", "name the folder that holds the steps files"),
+    (".buildkite", "steps entry '.buildkite' holds .buildkite/hardware.yaml, which is not a steps file",
+     "a folder of their own"),
+])
+def test_a_steps_entry_that_is_a_glob_or_holds_the_config_says_so(tmp_path, entry, message, fix):
+    # Porting buildkite/cli: `steps: [".buildkite/steps/*.yml"]` was "steps path not found ... create it";
+    # `steps: [.buildkite]` read pipegen.yaml, hardware.yaml and pipeline.yml as steps files, an error each.
+    root = repo(tmp_path, "group: G\nsteps:\n  - {label: a, command: make}\n",
+                config=CONFIG.replace("[.buildkite/steps]", f"[{entry}]"))
+    result = pipegen(root, "select", "--base", "HEAD")
+    assert result.exit_code == 2
+    assert f"pipegen: error: .buildkite/pipegen.yaml:1:9: {message}" in result.output, result.output
+    assert fix in result.output and result.output.count("error") == 1
