@@ -76,6 +76,7 @@ class Step:
     optional: bool = False
     no_plugin: bool = False
     dind: bool = True
+    mount_buildkite_agent: bool = False  # vLLM: the agent binary inside the step's docker container
     # Mirrors and fan-outs: key of the declared step this one expands; None for a plain step.
     origin: str | None = None
     mirror: str | None = None  # "amd" for a vLLM AMD mirror

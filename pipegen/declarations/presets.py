@@ -31,6 +31,9 @@ VLLM_RULES = (
     ),
 )
 
+# ci-infra docker_plugin.py: a step with this label gets the Buildkite agent in its container.
+VLLM_MOUNT_AGENT = ("Benchmarks",)
+
 VLLM_SETTINGS = dict(
     base_branch="main",
     base_env=("MERGE_BASE_COMMIT",),  # ci-infra git_utils.py: the merge base, when the bootstrap sets it

@@ -17,7 +17,7 @@ from pipegen.declarations import buildkite_step as bk
 from pipegen.declarations import fields as s
 from pipegen.errors import DeclarationError, raise_all
 from pipegen.model import Location, Step, Warning_
-from pipegen.declarations.presets import AMD_GPU_DEVICES, AMD_GROUP, AMD_IMAGE_BUILD, derive_key
+from pipegen.declarations.presets import AMD_GPU_DEVICES, AMD_GROUP, AMD_IMAGE_BUILD, VLLM_MOUNT_AGENT, derive_key
 from pipegen.declarations.yamlio import LocDict, LocList
 
 STEP_FIELDS: dict[str, s.Checker] = {
@@ -43,6 +43,7 @@ STEP_FIELDS: dict[str, s.Checker] = {
     "no_plugin": s.boolean,
     "no_gpu": s.boolean,
     "dind": s.boolean,
+    "mount_buildkite_agent": s.boolean,
     "mirror": s.mapping,
 }
 # pipegen's own format adds a fan-out over hardware families.
@@ -183,6 +184,7 @@ def _expand(
         optional=fields.get("optional", False),
         no_plugin=fields.get("no_plugin", False),
         dind=fields.get("dind", True),
+        mount_buildkite_agent=fields.get("mount_buildkite_agent", False) or (vllm and label in VLLM_MOUNT_AGENT),
         allow_failure_on=fields.get("allow_failure_on", ()),
         buildkite=fields.get("buildkite", ()),
     )
@@ -283,6 +285,7 @@ def _mirrors(mirror: Any, item: LocDict, key: str, common: dict[str, Any], vllm:
             "no_gpu": fields.get("no_gpu", common["no_gpu"]),
             "no_plugin": fields.get("no_plugin", False),
             "dind": fields.get("dind", True),
+            "mount_buildkite_agent": False,  # vLLM's mirrors run AMD's container, without the agent
             "env": tuple(env.items()),
             "soft_fail": fields.get("soft_fail", common["soft_fail"]),
             "timeout_in_minutes": fields.get("timeout_in_minutes"),

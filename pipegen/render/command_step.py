@@ -8,6 +8,7 @@ Buildkite's 70 characters.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from pipegen.model import Step
@@ -58,7 +59,7 @@ def command_item(step: Step, job: Any, key: str, depends: list[str], dollars: Do
     """`build`: the build context (hardware.build_context) that may rewrite the commands."""
     template = job.template
     lines = job_commands(step, job, dollars, build)
-    plugin = template if job.uses_plugin else None  # plain.j2 renders no plugin by default
+    plugin = _plugin(template, step) if job.uses_plugin else None  # plain.j2 renders no plugin by default
     item = {
         "type": "command",
         "label": dollars(step.label),
@@ -83,6 +84,13 @@ def command_item(step: Step, job: Any, key: str, depends: list[str], dollars: Do
         "step": step,
     }
     return with_template_fields(item, step, job)
+
+
+def _plugin(template: Any, step: Step) -> Any:
+    """The family's template, with the agent mounted into a docker container where the step asks."""
+    if not (step.mount_buildkite_agent and template.kind == "docker"):
+        return template
+    return dataclasses.replace(template, options=tuple({**dict(template.options), "mount_buildkite_agent": True}.items()))
 
 
 def _deep(value: Any, dollars: Dollars) -> Any:

@@ -141,6 +141,26 @@ def test_vllm_build_variables_only_in_the_pipeline_named_vllm_ci(tmp_path, name,
     assert jobs["image-build-x"]["commands"][-1] == f'build.sh {registry} "{commit}"'
 
 
+@pytest.mark.parametrize("branch", ["feature", "main"])
+def test_vllm_mount_buildkite_agent_a_step_field_and_the_benchmarks_label(tmp_path, branch):
+    """ci-infra's Step has `mount_buildkite_agent`, and its docker plugin mounts the agent for the label
+    'Benchmarks' too; an AMD mirror runs AMD's container, without it. On main every docker job has it, once."""
+    (tmp_path / ".buildkite" / "jobs").mkdir(parents=True)
+    (tmp_path / ".buildkite" / "ci_config.yaml").write_text("name: vllm_ci\njob_dirs: [.buildkite/jobs]\n")
+    step = "- label: {label}\n  key: {key}\n  commands: [pytest]\n  source_file_dependencies: [src/]\n"
+    (tmp_path / ".buildkite" / "jobs" / "a.yaml").write_text(
+        "group: G\nsteps:\n- label: AMD image\n  key: image-build-amd\n  no_plugin: true\n  commands: [build]\n"
+        + step.format(label="Benchmarks", key="bench") + step.format(label="Plain", key="plain")
+        + step.format(label="Own", key="own") + "  mount_buildkite_agent: true\n  mirror: {amd: {device: mi325_1}}\n")
+    result = render(tmp_path, files="src/x.py\n", env={"BUILDKITE_BRANCH": branch})
+    assert result.exit_code == 0 and "mount_buildkite_agent" not in result.stderr, result.stderr
+    jobs = by_key(assert_valid(result.stdout))
+    mounted = {key: next(iter(job["plugins"][0].values())).get("mount_buildkite_agent") for key, job in jobs.items()
+               if "plugins" in job and "docker" in next(iter(job["plugins"][0]))}
+    assert mounted == {"bench": True, "plain": True if branch == "main" else None, "own": True}
+    assert "mount_buildkite_agent" not in str(jobs["amd-own"])
+
+
 def test_deviation_banner_previews_drop_what_the_shell_would_run_inside_double_quotes():
     """vLLM's generator deletes only quotes and `$` from its preview, then writes the banner in
     double quotes: a backtick there would run. pipegen deletes backticks and backslashes too."""
