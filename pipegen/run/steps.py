@@ -53,6 +53,8 @@ def leave_out(runs: Sequence[Planned], branch: str | None) -> tuple[list[Planned
             notes.append(f"{run.key}: branches: {_text(branches)} not checked (no current branch); it runs here")
         if condition is not None and not run.skip:
             notes.append(f"{run.key}: Buildkite decides its if: {condition}; pipegen run does not, it runs here")
+        if step.field("if_changed") is not None and not run.skip:
+            notes.append(f"{run.key}: Buildkite decides its if_changed at upload; pipegen run does not, it runs here")
         plugins = _plugin_names(step.field("plugins"))
         if plugins and not run.skip:
             if not step.commands:  # nothing here would do its work: not "passed"

@@ -10,7 +10,7 @@ step without dependencies; else block.
 from __future__ import annotations
 
 import fnmatch
-from typing import Sequence
+from typing import Any, Sequence
 
 from pipegen.errors import UsageError
 from pipegen.selection.inputs import Input
@@ -80,16 +80,23 @@ def closure(decl: Declarations, keys: Sequence[str]) -> frozenset[str]:
 
 
 def _conditions(step: Step, action: str) -> tuple[Reason, ...]:
-    """A step in the pipeline that carries Buildkite's own `if` or `branches`: Buildkite may still skip it."""
+    """A step in the pipeline that carries Buildkite's own `if`, `branches` or `if_changed` (the agent's own
+    diff at upload): Buildkite may still skip it."""
     if action == "skip" or not step.buildkite:
         return ()
     out = []
-    for name in ("if", "branches"):
+    for name in ("if", "branches", "if_changed"):
         value = step.field(name)
         if value is not None:
-            text = value if isinstance(value, str) else " ".join(value)
-            out.append(Reason("buildkite-condition", f"Buildkite may still skip it ({name}: {text})"))
+            out.append(Reason("buildkite-condition", f"Buildkite may still skip it ({name}: {_text(value)})"))
     return tuple(out)
+
+
+def _text(value: Any) -> str:
+    """A condition as written: a string, a list of them, or if_changed's {include: ..., exclude: ...}."""
+    if isinstance(value, dict):
+        return " ".join(f"{k}: {_text(v)}" for k, v in value.items())
+    return value if isinstance(value, str) else " ".join(map(str, value))
 
 
 def _run_all(decl: Declarations, changes: ChangeSet, options: Options, files: list[str]) -> str:

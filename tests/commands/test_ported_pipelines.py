@@ -171,3 +171,16 @@ def test_a_steps_entry_that_is_a_glob_or_holds_the_config_says_so(tmp_path, entr
     assert result.exit_code == 2
     assert f"pipegen: error: .buildkite/pipegen.yaml:1:9: {message}" in result.output, result.output
     assert fix in result.output and result.output.count("error") == 1
+
+
+def test_if_changed_is_named_as_buildkites_to_decide(tmp_path):
+    # buildkite/agent's steps carry `if_changed`: the agent skips them at upload when its own diff matches
+    # none of the globs. select said "run" without the note it gives for `if` and `branches`.
+    root = repo(tmp_path, "group: G\nsteps:\n  - label: Proto\n    key: proto\n    command: make proto\n"
+                          "    if_changed: {include: ['api/**'], exclude: ['api/x']}\n    source_file_dependencies: [src/]\n")
+    result = pipegen(root, "select", "--all", "--base", "HEAD", "--format", "json")
+    (step,) = json.loads(result.stdout)["steps"]
+    assert step["reasons"][1] == {"rule": "buildkite-condition",
+                                  "text": "Buildkite may still skip it (if_changed: include: api/** exclude: api/x)"}
+    result = pipegen(root, "run", "--step", "proto", "--dry-run")
+    assert "proto: Buildkite decides its if_changed at upload; pipegen run does not, it runs here" in result.output
