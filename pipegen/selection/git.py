@@ -83,6 +83,7 @@ class GitFailed(Exception):
 # How a candidate base ref is treated when it does not resolve.
 EXPLICIT = "explicit"  # --base / $PIPEGEN_BASE: a usage error (the user named it)
 REQUIRED = "required"  # the pull request's base branch: fail safe (select everything), never another base
+GIVEN = "given"  # a diff base the CI names ($BUILDKITE_GIT_DIFF_BASE, vLLM's $MERGE_BASE_COMMIT): the same
 FALLBACK = "fallback"  # defaults: try the next one
 
 
@@ -96,9 +97,9 @@ def base_candidates(base: str | None, base_branch: str, environ: Mapping[str, st
         return [(explicit, EXPLICIT)]
     refs: dict[str, str] = {}
     if environ.get("BUILDKITE_BRANCH") != base_branch:
-        refs.update((environ[name], FALLBACK) for name in base_env if environ.get(name))
+        refs.update((environ[name], GIVEN) for name in base_env if environ.get(name))
     if environ.get("BUILDKITE_GIT_DIFF_BASE"):
-        refs[environ["BUILDKITE_GIT_DIFF_BASE"]] = FALLBACK
+        refs.setdefault(environ["BUILDKITE_GIT_DIFF_BASE"], GIVEN)
     pull_request = environ.get("BUILDKITE_PULL_REQUEST", "false")
     if pull_request not in ("", "false") and environ.get("BUILDKITE_PULL_REQUEST_BASE_BRANCH"):
         refs.setdefault(f"origin/{environ['BUILDKITE_PULL_REQUEST_BASE_BRANCH']}", REQUIRED)
@@ -123,6 +124,10 @@ def _choose_base(git: Git, candidates: list[tuple[str, str]], fetch_base: bool) 
             return ChangeSet((), base=ref, trusted=False,
                              reason=f"the pull request's base branch '{branch}' is not fetched ({ref} does not "
                                     "resolve); try --fetch-base, or fetch the branch before pipegen runs")
+        if kind == GIVEN:
+            return ChangeSet((), base=ref, trusted=False,
+                             reason=f"the diff base '{ref}' that the CI environment names does not resolve (not "
+                                    "fetched?); fetch it or deepen the clone before pipegen runs")
     tried = ", ".join(ref for ref, _ in candidates)
     return ChangeSet((), trusted=False, reason=f"no base ref resolves (tried {tried})")
 

@@ -129,7 +129,7 @@ def test_an_explicit_base_that_does_not_resolve_is_a_usage_error(repo):
 
 
 def test_bases_from_ci_that_do_not_resolve_select_everything_loudly(repo):
-    env = {"BUILDKITE_GIT_DIFF_BASE": "no-such-commit", "BUILDKITE_PIPELINE_DEFAULT_BRANCH": "nope"}
+    env = {"BUILDKITE_PIPELINE_DEFAULT_BRANCH": "nope"}
     git(repo, "branch", "-q", "-m", "main", "trunk")  # base_branch 'main' no longer resolves either
     result, data = select(repo, env=env)
     assert result.exit_code == 0
@@ -138,6 +138,14 @@ def test_bases_from_ci_that_do_not_resolve_select_everything_loudly(repo):
     assert "WARNING" in result.stderr
     strict, _ = select(repo, "--strict-diff", env=env)
     assert strict.exit_code == 1 and "cannot be trusted" in strict.output
+
+
+def test_a_diff_base_the_ci_names_is_never_replaced_by_another(repo):
+    """$BUILDKITE_GIT_DIFF_BASE not fetched: everything runs, loudly; not a quiet diff against main."""
+    commit_files(repo, {"other/x.py": "x\n"})
+    result, data = select(repo, env={"CI": "1", "BUILDKITE_GIT_DIFF_BASE": "0" * 40})
+    assert data["run_all"] and f"diff base '{'0' * 40}' that the CI environment names" in data["run_all_reason"]
+    assert "WARNING" in result.stderr and set(actions(data).values()) == {"run"}
 
 
 @pytest.mark.parametrize("value", ["false", "0", "no", ""])
@@ -258,7 +266,7 @@ def test_base_candidates_follow_buildkite_order():
 
     env = {"BUILDKITE_GIT_DIFF_BASE": "abc123", "BUILDKITE_PULL_REQUEST": "7",
            "BUILDKITE_PULL_REQUEST_BASE_BRANCH": "release", "BUILDKITE_PIPELINE_DEFAULT_BRANCH": "trunk"}
-    assert base_candidates(None, "main", env) == [("abc123", "fallback"), ("origin/release", "required"),
+    assert base_candidates(None, "main", env) == [("abc123", "given"), ("origin/release", "required"),
                                                   ("origin/trunk", "fallback"), ("origin/main", "fallback"),
                                                   ("main", "fallback")]
     # Not a pull request: its base branch is ignored; an explicit base wins over everything.
@@ -267,14 +275,14 @@ def test_base_candidates_follow_buildkite_order():
     assert base_candidates(None, "main", {"PIPEGEN_BASE": "v0"}) == [("v0", "explicit")]
     # A preset's merge-base variable comes first, except on a build of the base branch.
     vllm = {**env, "MERGE_BASE_COMMIT": "def456", "BUILDKITE_BRANCH": "feature"}
-    assert base_candidates(None, "main", vllm, ("MERGE_BASE_COMMIT",))[:2] == [("def456", "fallback"),
-                                                                           ("abc123", "fallback")]
+    assert base_candidates(None, "main", vllm, ("MERGE_BASE_COMMIT",))[:2] == [("def456", "given"),
+                                                                           ("abc123", "given")]
     on_main = {**vllm, "BUILDKITE_BRANCH": "main"}
     assert "def456" not in dict(base_candidates(None, "main", on_main, ("MERGE_BASE_COMMIT",)))
     assert "def456" not in dict(base_candidates(None, "main", vllm))
     # A pull request into the default branch, which is also base_branch: each ref is tried once.
     same = {**env, "BUILDKITE_PULL_REQUEST_BASE_BRANCH": "main", "BUILDKITE_PIPELINE_DEFAULT_BRANCH": "main"}
-    assert base_candidates(None, "main", same) == [("abc123", "fallback"), ("origin/main", "required"),
+    assert base_candidates(None, "main", same) == [("abc123", "given"), ("origin/main", "required"),
                                                    ("main", "fallback")]
 
 
