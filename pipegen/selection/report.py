@@ -55,7 +55,12 @@ def banner(sel: Selection) -> list[str]:
     if not sel.changes.trusted:
         lines.append(f"WARNING: {sel.run_all_reason}")
     elif sel.run_all:
-        lines.append(f"Running everything: {sel.run_all_reason}")
+        # Explicit keys and NOAUTO come before run-all: the change would run everything, this build does not.
+        first = {d.reasons[0].rule for d in sel.decisions}
+        overridden = ("the explicit keys decide first" if "only" in first else
+                      "NOAUTO=1 blocks every step" if "noauto" in first else "")
+        lines.append(f"Not running everything, though {sel.run_all_reason}: {overridden}" if overridden
+                     else f"Running everything: {sel.run_all_reason}")
     if sel.skip_all:
         lines.append(f"Skipping everything: {sel.skip_reason}")
     return lines

@@ -184,3 +184,20 @@ def test_if_changed_is_named_as_buildkites_to_decide(tmp_path):
                                   "text": "Buildkite may still skip it (if_changed: include: api/** exclude: api/x)"}
     result = pipegen(root, "run", "--step", "proto", "--dry-run")
     assert "proto: Buildkite decides its if_changed at upload; pipegen run does not, it runs here" in result.output
+
+
+def test_a_run_all_change_with_explicit_keys_does_not_claim_to_run_everything(tmp_path):
+    # buildkite/agent, `select --only KEY` on a commit that changed the config: "Running everything: ..."
+    # above "1 run, 0 block, 1 skip".
+    root = repo(tmp_path, "group: G\nsteps:\n  - {label: a, key: a, command: make a, source_file_dependencies: [src/]}\n"
+                          "  - {label: b, key: b, command: make b, source_file_dependencies: [src/]}\n",
+                config=CONFIG + "run_all: [go.mod]\n")
+    commit_files(root, {"go.mod": "module x\n"})
+    only = pipegen(root, "select", "--base", "HEAD~1", "--only", "a").output.splitlines()
+    assert only[0] == ("Not running everything, though go.mod matches run-all pattern 'go.mod': the explicit keys "
+                       "decide first")
+    assert only[1].startswith("1 run, 0 block, 1 skip of 2 steps")
+    noauto = CliRunner().invoke(cli, ["select", "--root", str(root), "--base", "HEAD~1"], env={"NOAUTO": "1"})
+    assert noauto.output.startswith("Not running everything, though go.mod matches run-all pattern 'go.mod': "
+                                    "NOAUTO=1 blocks every step\n0 run, 2 block")
+    assert pipegen(root, "select", "--base", "HEAD~1").output.startswith("Running everything: go.mod matches")
