@@ -87,6 +87,9 @@ def load_steps_file(
     default_working_dir: str | None = None,
 ) -> list[Step]:
     """Expand one parsed steps file into Steps."""
+    if data is None:  # a file just created in a steps folder
+        raise DeclarationError("the steps file is empty", Location(relpath, 1, 1),
+                               "write 'group: <name>' and 'steps:' with '- label: ...' items, or delete the file")
     top = s.require_mapping(data, Location(relpath, 1, 1), "a steps file")
     head = s.check_fields(top, FILE_FIELDS if vllm else PIPEGEN_FILE_FIELDS, "steps-file", lenient=vllm,
                           warnings=warnings)

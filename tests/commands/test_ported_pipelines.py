@@ -201,3 +201,13 @@ def test_a_run_all_change_with_explicit_keys_does_not_claim_to_run_everything(tm
     assert noauto.output.startswith("Not running everything, though go.mod matches run-all pattern 'go.mod': "
                                     "NOAUTO=1 blocks every step\n0 run, 2 block")
     assert pipegen(root, "select", "--base", "HEAD~1").output.startswith("Running everything: go.mod matches")
+
+
+def test_an_empty_steps_file_says_what_to_write(tmp_path):
+    # A file just created in the steps folder: "must be a mapping, got nothing (null)" and no fix.
+    root = repo(tmp_path, "group: G\nsteps:\n  - {label: a, command: make}\n")
+    (root / ".buildkite/steps/new.yaml").write_text("")
+    result = pipegen(root, "select", "--base", "HEAD")
+    assert result.exit_code == 2
+    assert result.output == ("pipegen: error: .buildkite/steps/new.yaml:1:1: the steps file is empty\n"
+                             "  fix: write 'group: <name>' and 'steps:' with '- label: ...' items, or delete the file\n")
