@@ -17,6 +17,7 @@ from pipegen.check.findings import Finding
 from pipegen.selection.matching import is_glob, split
 from pipegen.model import Declarations, Location, PatternKind, Step
 from pipegen.declarations.yamlio import LocDict, LocList
+from pipegen.declarations.patterns import normal_entry
 
 ENTRY_FIELDS = ("source_file_dependencies", "run_all_patterns", "run_all_exclude_patterns", "run_all", "run_all_exclude")
 SOURCE_SUFFIXES = (".py", ".pyx", ".pyi", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".h", ".hpp", ".rs", ".sh")
@@ -40,6 +41,7 @@ def entry_lines(docs: Mapping[str, Any]) -> EntryLines:
                     spots = out.setdefault((node.file, line), {}).setdefault(name, {})
                     for index, item in enumerate(items):
                         spots.setdefault(str(item), items.loc(index))
+                        spots.setdefault(normal_entry(str(item)), items.loc(index))  # as pipegen's format loads it
             stack.extend(node.values())
         elif isinstance(node, LocList):
             stack.extend(node)

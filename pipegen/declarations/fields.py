@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from pipegen.errors import DeclarationError, suggest
 from pipegen.model import Location, Warning_
-from pipegen.declarations.patterns import GLOB_CHARS, glob_problem, regex_problem
+from pipegen.declarations.patterns import GLOB_CHARS, glob_problem, regex_problem, normal_entry
 from pipegen.declarations.yamlio import LocDict, LocList
 
 Checker = Callable[[Any, Location], Any]
@@ -69,8 +69,13 @@ def _patterns(problem: Callable[[str], str | None], fix: str, check_all: bool) -
 
 
 # Dependency entries: paths, or gitignore-style globs that must compile.
-entry_list = _patterns(glob_problem, "close the '[' (a literal '[' is '[[]'), or write the path without glob characters",
-                       check_all=False)  # a plain path is always valid
+_entry_list = _patterns(glob_problem, "close the '[' (a literal '[' is '[[]'), or write the path without glob characters",
+                        check_all=False)  # a plain path is always valid
+
+
+def entry_list(value: Any, where: Location) -> tuple[str, ...]:
+    """Dependency entries, checked, as repository-relative paths (`./src/` is `src/`)."""
+    return tuple(normal_entry(entry) for entry in _entry_list(value, where))
 # vLLM's run-all patterns: Python regexes (re.match).
 regex_list = _patterns(regex_problem, "fix the regular expression (a literal '(' is '\\(')", check_all=True)
 

@@ -17,6 +17,18 @@ def is_glob(entry: str) -> bool:
     return not GLOB_CHARS.isdisjoint(entry)
 
 
+_DOT_SLASH = re.compile(r"^(?:\./+)+(?=.)")  # leading ./ (not a lone ./: that is the whole repository)
+_SLASHES = re.compile(r"/{2,}")
+
+
+def normal_entry(entry: str) -> str:
+    """An entry as git's paths are written: `./src//x/` is `src/x/` (an exclusion keeps its '!').
+
+    Changed files never start with `./`, so an entry that does would match nothing: a silent skip."""
+    mark, body = ("!", entry[1:]) if entry.startswith("!") else ("", entry)
+    return mark + _DOT_SLASH.sub("", _SLASHES.sub("/", body))
+
+
 @lru_cache(maxsize=4096)
 def glob_regex(entry: str) -> re.Pattern[str]:
     """The regex of a glob entry; ValueError for one git would not read (an unclosed '[', a trailing '\\')."""

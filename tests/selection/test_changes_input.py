@@ -11,7 +11,7 @@ from pipegen.cli import cli
 from pipegen.errors import UsageError
 from pipegen.selection.paths import repo_relative
 
-from ..helpers import write_files
+from ..helpers import git_repo, write_files
 
 STEPS = """\
 steps:
@@ -78,3 +78,14 @@ def test_vllm_keys_follow_vllms_pattern(root):
     assert result.exit_code == 2 and "invalid step key" in result.stderr
     result = select(root, "", env={"VLLM_CI_ONLY_STEP_KEYS": '["src"]'})
     assert result.exit_code == 0 and json.loads(result.stdout)["steps"][0]["action"] == "run"
+
+
+def test_dependency_entries_written_with_dot_slash_select_as_written_without(tmp_path):
+    steps = STEPS.replace("[src/]", '["./src//", "!./src/skip.py", "./"]')
+    git_repo(tmp_path, {".buildkite/pipegen.yaml": "steps: [.buildkite/steps.yaml]\n", ".buildkite/steps.yaml": steps,
+                        "src/a.py": "", "src/skip.py": ""})
+    actions = {f: json.loads(select(tmp_path, f + "\n").stdout)["steps"][0]["action"] for f in ("src/a.py", "src/skip.py")}
+    assert actions == {"src/a.py": "run", "src/skip.py": "block"}  # './src//' is src/, '!./src/skip.py' excludes
+    report = CliRunner().invoke(cli, ["check", "--root", str(tmp_path), "--format", "json"])
+    stale = [f for f in json.loads(report.stdout)["findings"] if f["code"] == "stale-entry"]
+    assert [(f["message"].split("'")[1], f["line"]) for f in stale] == [("./", 5)]  # a lone './' is kept, at its line
