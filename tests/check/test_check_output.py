@@ -13,7 +13,7 @@ from pipegen.check.findings import MAX_LINES
 from pipegen.cli import cli
 from pipegen.commands import check_cache
 from tests.check.test_check import CLEAN_STEP, check, make_repo, only
-from tests.helpers import write_files
+from tests.helpers import commit_files, git, write_files
 
 
 def run(root: Path, *args: str) -> str:
@@ -115,6 +115,28 @@ def test_an_edited_file_is_scanned_again_staged_or_not(tmp_path, monkeypatch, sc
     report = check(root)[1]
     assert scans == ["import mypkg.extra\n"]
     assert only(report, "import-not-covered")["message"].startswith("a change to mypkg/extra.py would not run")
+
+
+def test_the_cache_keeps_the_current_tree_first_then_older_scans_up_to_its_limit(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("PIPEGEN_CACHE_DIR", str(cache))
+    root = uncovered_repo(tmp_path)
+
+    def stored() -> set[str]:
+        return set(json.loads((cache / "import-scans.json").read_text())["scans"])
+
+    def blob() -> str:
+        return git(root, "rev-parse", "HEAD:tests/test_core.py").strip()
+
+    check(root)
+    first, v1 = stored(), blob()
+    commit_files(root, {"tests/test_core.py": "from mypkg import m00\n"})
+    check(root)
+    assert stored() == first | {blob()}  # under LIMIT: the older blob stays
+    monkeypatch.setattr(check_cache, "LIMIT", len(first))
+    commit_files(root, {"tests/test_core.py": "from mypkg import m01\n"})
+    check(root)
+    assert stored() == first - {v1} | {blob()}  # at LIMIT: the current tree's blobs only
 
 
 def test_a_corrupt_or_disabled_cache_changes_nothing(tmp_path, monkeypatch, scans):
