@@ -115,6 +115,11 @@ def test_an_edited_file_is_scanned_again_staged_or_not(tmp_path, monkeypatch, sc
     report = check(root)[1]
     assert scans == ["import mypkg.extra\n"]
     assert only(report, "import-not-covered")["message"].startswith("a change to mypkg/extra.py would not run")
+    git(root, "add", "tests/test_core.py")  # staged: a new index SHA, scanned once and stored
+    scans.clear()
+    assert check(root)[1] == report and scans == ["import mypkg.extra\n"]
+    scans.clear()
+    assert check(root)[1] == report and scans == []
 
 
 def test_the_cache_keeps_the_current_tree_first_then_older_scans_up_to_its_limit(tmp_path, monkeypatch):
