@@ -32,6 +32,11 @@ GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@
            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com", "CI": "1"}
 
 
+def pinned() -> list[str]:
+    """`taskset -c 0,1` to time a command on two cores (as a CI agent has), where taskset and two cores exist."""
+    return ["taskset", "-c", "0,1"] if shutil.which("taskset") and (os.cpu_count() or 1) >= 2 else []
+
+
 def median_seconds(command: list[str], cwd: Path, runs: int, env: dict[str, str] | None = None) -> float:
     times = []
     for _ in range(runs):
@@ -162,7 +167,7 @@ def generated_repo(workdir: Path, files: int = 5000, steps: int = 200, tests: in
 def bench_check(workdir: Path, runs: int) -> None:
     """`pipegen check` on the generated repository, pinned to two cores (target: 2 s)."""
     repo = generated_repo(workdir)
-    pin = ["taskset", "-c", "0,1"] if shutil.which("taskset") else []
+    pin = pinned()
     times = []
     for _ in range(runs):
         start = time.perf_counter()
@@ -183,7 +188,7 @@ def bench_vllm(workdir: Path, runs: int) -> None:
     tree = _vllm_tree("check")
     if tree is None:
         return
-    pin = ["taskset", "-c", "0,1"] if shutil.which("taskset") and (os.cpu_count() or 1) >= 2 else []
+    pin = pinned()
     check = [*pin, *PIPEGEN, "check"]
     cache = workdir / "cache"
     warm = {**GIT_ENV, "PIPEGEN_CACHE_DIR": str(cache)}
@@ -224,7 +229,7 @@ def bench_audit(workdir: Path, runs: int) -> None:
     tree = _vllm_tree("audit")
     if tree is None:
         return
-    pin = ["taskset", "-c", "0,1"] if shutil.which("taskset") and (os.cpu_count() or 1) >= 2 else []
+    pin = pinned()
     audit = [*pin, *PIPEGEN, "audit", "--last", "500"]
     ref = subprocess.run(["git", "rev-parse", "--short=12", "HEAD~150"], cwd=tree, capture_output=True, text=True)
     print(f"audit of 500 first-parent commits of vLLM's history{' (taskset -c 0,1)' if pin else ''} "
@@ -250,7 +255,7 @@ def bench_render(workdir: Path, runs: int) -> None:
     paths = [p for p in (FIXTURE / "tracked-files.txt").read_text().splitlines() if not p.startswith(".buildkite/")]
     files = workdir / "changed.txt"
     files.write_text("\n".join(paths[:: max(1, len(paths) // 1000)][:1000]) + "\n")
-    pin = ["taskset", "-c", "0,1"] if shutil.which("taskset") and (os.cpu_count() or 1) >= 2 else []
+    pin = pinned()
     render = [*pin, *PIPEGEN, "render", "--files-from", str(files)]
     warm = {**GIT_ENV, "PIPEGEN_CACHE_DIR": str(workdir / "cache")}
     done = subprocess.run(render, cwd=FIXTURE, env=warm, stdout=subprocess.PIPE, text=True, check=True)  # fills the cache
