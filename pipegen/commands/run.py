@@ -82,12 +82,11 @@ def current_branch(root: str, environ: Mapping[str, str], runs: Sequence[Planned
         return None
     if environ.get("BUILDKITE_BRANCH"):
         return environ["BUILDKITE_BRANCH"]
-    import subprocess
+    from pipegen.selection.git import Git, GitFailed
 
-    try:
-        name = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=root, capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
+    try:  # through Git: its environment drops GIT_DIR/GIT_INDEX_FILE, which would name another repository's branch
+        name = Git(root, environ)("rev-parse", "--abbrev-ref", "HEAD").strip()
+    except (UsageError, GitFailed, OSError):
         return None
     return name if name and name != "HEAD" else None
 

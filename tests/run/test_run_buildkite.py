@@ -126,6 +126,15 @@ steps:
     assert "main-only: passed" in out and "not-main: passed" in out
 
 
+def test_the_branch_is_this_repositorys_even_under_a_hooks_git_dir(tmp_path):
+    # a git hook exports GIT_DIR: a bare `git rev-parse` read the branch of the repository it names
+    repo = make(tmp_path, "steps:\n  - {label: m, key: main-only, branches: main, commands: [echo]}\n",
+                branch="feature/x")
+    other = git_repo(tmp_path / "other", {"a": ""}, branch="main")
+    code, out = run(repo, "--all", env={"GIT_DIR": str(other / ".git")})
+    assert "main-only: skipped (branches: main leaves out branch feature/x)" in out, out
+
+
 @pytest.mark.parametrize("value, branch, expect", [
     ("main", "main", True), ("main", "mainline", False), ("release/*", "release/1.2", True),
     ("*", "x", True), ("!main", "main", False), ("!main", "dev", True), (["feat/*", "!feat/wip"], "feat/wip", False),
