@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from pipegen.cli import cli
+from tests.helpers import write_files
 
 CONFIG = """\
 steps: [.buildkite/steps]
@@ -38,9 +39,7 @@ steps:
 
 @pytest.fixture
 def root(tmp_path):
-    (tmp_path / ".buildkite" / "steps").mkdir(parents=True)
-    (tmp_path / ".buildkite" / "pipegen.yaml").write_text(CONFIG)
-    (tmp_path / ".buildkite" / "steps" / "tests.yaml").write_text(STEPS)
+    write_files(tmp_path, {".buildkite/pipegen.yaml": CONFIG, ".buildkite/steps/tests.yaml": STEPS})
     return tmp_path
 
 

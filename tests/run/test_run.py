@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from pipegen.cli import cli
-from tests.helpers import ROOT, git, git_repo
+from tests.helpers import ROOT, git, git_repo, write_files
 from pipegen.hardware.detect import Machine
 from pipegen.run.output import duration
 from pipegen.run.plan import script, shortfall, step_env
@@ -70,11 +70,9 @@ steps:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
-    (root / ".buildkite" / "steps").mkdir(parents=True)
+    write_files(root, {".buildkite/pipegen.yaml": "steps: [.buildkite/steps]\ndocker_workdir: {/workdir: \"\"}\n"
+                       + INVENTORY, ".buildkite/steps/demo.yaml": STEPS})
     (root / "sub").mkdir()
-    (root / ".buildkite" / "pipegen.yaml").write_text(
-        "steps: [.buildkite/steps]\ndocker_workdir: {/workdir: \"\"}\n" + INVENTORY)
-    (root / ".buildkite" / "steps" / "demo.yaml").write_text(STEPS)
     return root
 
 
