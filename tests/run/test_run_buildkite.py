@@ -126,6 +126,19 @@ steps:
     assert "main-only: passed" in out and "not-main: passed" in out
 
 
+def test_a_step_buildkite_skips_is_skipped_and_counts_as_passed_for_its_dependents(tmp_path):
+    steps = """\
+steps:
+  - {label: flaky, key: flaky, skip: "flaky on main", commands: ["echo flaky >> s.txt"]}
+  - {label: next, key: next, depends_on: [flaky], commands: ["echo next >> s.txt"]}
+"""
+    repo = make(tmp_path, steps)
+    code, out = run(repo, "--all")
+    assert code == 0, out
+    assert (repo / "s.txt").read_text().split() == ["next"]
+    assert "flaky: skipped (skip: flaky on main)" in out and "next: passed" in out
+
+
 def test_the_branch_is_this_repositorys_even_under_a_hooks_git_dir(tmp_path):
     # a git hook exports GIT_DIR: a bare `git rev-parse` read the branch of the repository it names
     repo = make(tmp_path, "steps:\n  - {label: m, key: main-only, branches: main, commands: [echo]}\n",
