@@ -1,6 +1,6 @@
 """Do a step's tests exist, does a change to them select the step, and are their imports covered? Pure.
 
-The test paths come from the step's commands (commands_extract.py). A
+The test paths come from the step's commands (test_refs.py). A
 test whose change does not select its own step, or a repository file the
 test imports that no entry covers, is a silent skip waiting to happen:
 the change breaks the test and CI never runs it.

@@ -7,7 +7,7 @@
 - The worst case (every step rendered, every one blocked first) must fit
   one `pipeline upload` (the agent refuses more than 500 jobs: groups,
   blocks and each parallel command job count), and every key must be one
-  render writes as declared (yamlout.valid_key states Buildkite's rules).
+  render writes as declared (buildkite/keys.py's valid_key states Buildkite's rules).
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def limit_findings(decl: Declarations, config: str) -> list[Finding]:
 
 
 def key_problem(key: str) -> str:
-    """Why render would not write `key` as declared (yamlout.valid_key rewrites it); "" when it would."""
+    """Why render would not write `key` as declared (buildkite/keys.py's valid_key rewrites it); "" when it would."""
     if valid_key(key) == key:
         return ""
     if len(key) > KEY_MAX:

@@ -335,7 +335,7 @@ def test_worst_case_over_the_upload_limit(tmp_path):
     ("core-", "starts or ends with '-'", "core"),
 ])
 def test_invalid_keys(tmp_path, key, problem, written):
-    """Exactly the keys render rewrites (yamlout.valid_key), with what it writes instead."""
+    """Exactly the keys render rewrites (buildkite/keys.py's valid_key), with what it writes instead."""
     finding = only(check(make_repo(tmp_path, CLEAN_STEP.replace("key: core", f"key: '{key}'")))[1], "invalid-key")
     assert problem in finding["message"]
     assert finding["fix"].startswith(f"render writes '{written}")

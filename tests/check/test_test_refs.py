@@ -1,4 +1,4 @@
-"""Test paths named by step commands (commands_extract.py)."""
+"""Test paths named by step commands (test_refs.py)."""
 
 from __future__ import annotations
 
