@@ -262,6 +262,13 @@ def test_first_satisfiable_target_of_a_fan_out(repo: Path) -> None:
     assert "this machine has 8 amd gfx942 GPUs" in out
 
 
+def test_without_the_flag_the_hardware_comes_from_pipegen_hardware(repo: Path) -> None:
+    result = CliRunner().invoke(cli, ["run", "--root", str(repo), "--step", "qr", "--dry-run"],
+                                env={"PIPEGEN_HARDWARE": "nvidia:sm_90:8"})
+    assert result.exit_code == 0, result.output
+    assert "(PIPEGEN_HARDWARE)" in result.output and "[1/1] qr-h100 on h100 x1" in result.output
+
+
 def test_only_the_selected_targets_of_a_fan_out_run(repo: Path, tmp_path: Path) -> None:
     # --only selects qr-h100 alone; this machine could run qr-mi355, which must not run for it.
     code, out = run(repo, "--files-from", changed(tmp_path, "gpu/x"), "--only", "qr-h100", "--dry-run",
