@@ -77,8 +77,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def run(repo: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, ["run", "--root", str(repo), "--hardware", "cpu", *args],
-                                env={"PIPEGEN_TIMEOUT_SCALE": None, "PIPEGEN_HARDWARE": None, **(env or {})})
+    result = CliRunner().invoke(cli, ["run", "--root", str(repo), "--hardware", "cpu", *args], env=env)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result.exit_code, result.output
 
@@ -144,9 +143,8 @@ def test_timeout_stops_the_step_and_its_children(repo: Path) -> None:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])  # Ctrl-C; a cancelled CI job
 def test_ctrl_c_kills_the_whole_process_group(repo: Path, sig: signal.Signals) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("PIPEGEN_TIMEOUT_SCALE", "PIPEGEN_HARDWARE")}
     proc = subprocess.Popen([sys.executable, "-m", "pipegen", "run", "--root", str(repo), "--step", "slow",
-                             "--hardware", "cpu"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+                             "--hardware", "cpu"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     pid_file = repo / "grandchild.pid"
     deadline = time.monotonic() + 15
     while not (pid_file.exists() and pid_file.read_text().strip()):
