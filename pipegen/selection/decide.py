@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from pipegen.errors import UsageError
 from pipegen.selection.inputs import Input
-from pipegen.selection.matching import StepIndex, entry_matches, first_match
+from pipegen.selection.matching import StepIndex, first_match
 from pipegen.model import ChangeSet, Decision, Declarations, Options, Reason, Rule, Selection, Settings, Step
 
 
@@ -132,8 +132,9 @@ def _input_hits(inputs: Sequence[Input], files: Sequence[str], warnings: list[st
     return hits
 
 
-def _docs_only(patterns: Sequence[str], files: list[str]) -> bool:
-    return bool(patterns) and bool(files) and all(any(entry_matches(p, f) for p in patterns) for f in files)
+def _docs_only(entries: Sequence[str], files: list[str]) -> bool:
+    """Every file matches an entry and no '!' exclusion (`!docs/conf.py`: a change to it is not docs-only)."""
+    return bool(entries) and bool(files) and all(first_match(entries, (f,)) for f in files)
 
 
 def always_run_pattern(step: Step, settings: Settings) -> str | None:

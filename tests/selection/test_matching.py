@@ -63,3 +63,16 @@ def test_index_agrees_with_the_naive_rule(deps, files, kind):
         expected = first_match(step.dependencies, files, kind)
         # The earliest file in change order and its first matching entry, like vLLM's loop.
         assert match == expected, (step.dependencies, files)
+
+
+def test_a_docs_only_exclusion_keeps_its_file_out_of_docs_only():
+    """`docs_only: [docs/, '!docs/conf.py']`: a change to the docs build's config is no docs-only change (the
+    exclusion was read as a path that matches nothing, and the change skipped every step)."""
+    from pipegen.model import ChangeSet, Declarations, Options, Settings
+    from pipegen.selection.decide import decide
+
+    step = Step(key="docs", label="Docs", group="", location=Location("s.yaml"), dependencies=("docs/conf.py",))
+    decl = Declarations((step,), Settings(docs_only=("docs/", "!docs/conf.py")), "pipegen")
+    conf = decide(decl, ChangeSet(("docs/conf.py", "docs/index.md")), Options())
+    assert not conf.skip_all and conf.decisions[0].action == "run"
+    assert decide(decl, ChangeSet(("docs/index.md",)), Options()).skip_all
