@@ -58,9 +58,6 @@ def rel(root: str, path: str) -> str:
     return full if out.startswith("..") else out.replace(os.sep, "/")
 
 
-_YAML = (".yaml", ".yml")
-
-
 def steps_files(root: str, entry: str, where: Location, suffixes: tuple[str, ...],
                 warnings: list[Warning_]) -> list[str]:
     """A steps entry: one file, or every file with one of `suffixes` below a folder (sorted: stable
@@ -77,6 +74,7 @@ def steps_files(root: str, entry: str, where: Location, suffixes: tuple[str, ...
     if not os.path.isdir(full):
         raise DeclarationError(f"steps path not found: {entry}", where, "fix the path or create it")
     found = []
+    reads = " or ".join(f"*{x}" for x in suffixes)
     for folder, dirs, files in os.walk(full):
         dirs.sort()
         for name in sorted(files):
@@ -84,9 +82,11 @@ def steps_files(root: str, entry: str, where: Location, suffixes: tuple[str, ...
             path = rel(root, os.path.abspath(os.path.join(folder, name)))
             if name.endswith(suffixes):
                 found.append(path)
-            elif name.lower().endswith(_YAML):  # scripts and notes beside the steps files are no declarations
-                reads = " or ".join(f"*{x}" for x in suffixes)
+            elif name.lower().endswith(STEPS_SUFFIXES):  # a script or a note beside the steps is no declaration
                 warnings.append(Warning_(Location(path), "ignored-file", f"not loaded: the steps folder {entry} "
                                          f"is read for {reads} files only", f"rename it to {suffixes[0]}, or move "
                                          "it out of the folder"))
+    if not found:  # steps files moved elsewhere: no step would exist, and no build would say so
+        raise DeclarationError(f"steps folder '{entry}' holds no steps file ({reads})", where,
+                               "name the folder that holds the steps files, or add one")
     return found

@@ -81,3 +81,17 @@ def test_every_steps_error_in_one_file_is_reported(tmp_path):
     found = [(f["line"], f["message"]) for f in json.loads(result.stdout)["findings"]]
     assert [line for line, _ in found] == [2, 4, 5], found
     assert "no 'label'" in found[1][1]
+
+
+def test_a_steps_folder_without_steps_files_is_an_error(tmp_path):
+    """Steps files moved, the config not updated: every build had run nothing, check clean."""
+    write_files(tmp_path, {".buildkite/pipegen.yaml": "steps: [.buildkite/steps, .buildkite/more]\n",
+                           ".buildkite/steps/a.yaml": STEP.format(name="a"), ".buildkite/more/build.sh": "make\n"})
+    for command in ("select", "check"):
+        result = run(tmp_path, command, files="src/a/x.py\n")
+        assert result.exit_code == 2 and ".buildkite/pipegen.yaml:1:27:" in result.output, result.output
+        assert "steps folder '.buildkite/more' holds no steps file (*.yaml or *.yml)" in result.output
+    write_files(tmp_path, {".buildkite/ci_config.yaml": "name: x\njob_dirs: [.buildkite/more]\n"})
+    (tmp_path / ".buildkite/pipegen.yaml").unlink()
+    result = run(tmp_path, "select", files="src/a/x.py\n")
+    assert result.exit_code == 2 and "steps folder '.buildkite/more' holds no steps file (*.yaml)" in result.output
