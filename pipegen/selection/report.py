@@ -55,15 +55,20 @@ def banner(sel: Selection) -> list[str]:
     if not sel.changes.trusted:
         lines.append(f"WARNING: {sel.run_all_reason}")
     elif sel.run_all:
-        # Explicit keys and NOAUTO come before run-all: the change would run everything, this build does not.
-        first = {d.reasons[0].rule for d in sel.decisions}
-        overridden = ("the explicit keys decide first" if "only" in first else
-                      "NOAUTO=1 blocks every step" if "noauto" in first else "")
+        overridden = run_all_overridden(sel)
         lines.append(f"Not running everything, though {sel.run_all_reason}: {overridden}" if overridden
                      else f"Running everything: {sel.run_all_reason}")
     if sel.skip_all:
         lines.append(f"Skipping everything: {sel.skip_reason}")
     return lines
+
+
+def run_all_overridden(sel: Selection) -> str:
+    """What keeps a run-all change from running everything ("" when nothing does): explicit keys and NOAUTO
+    come before run-all, so the change would run everything and this build does not."""
+    first = {d.reasons[0].rule for d in sel.decisions}
+    return ("the explicit keys decide first" if "only" in first else
+            "NOAUTO=1 blocks every step" if "noauto" in first else "")
 
 
 def selection_text(sel: Selection) -> str:
@@ -126,21 +131,26 @@ PATH_RULES = ("dependency", "pipegen-input")
 
 def why_path(verdict: Selection) -> dict[str, Any]:
     """What a change of one path does, from `decide` itself (`verdict`), so `why` and `select` agree:
-    run-all or docs-only for every step, else the steps it selects, matches without running, excludes."""
+    run-all (and what overrides it) or docs-only for every step, else the steps it selects, the ones it
+    matches that do not run, the ones it matches that run whatever changes, the ones it excludes."""
     path = verdict.changes.files[0]
     row: dict[str, Any] = {"path": path, "verdict": "steps", "reason": "", "selects": [], "blocked": [],
-                           "excluded": []}
+                           "regardless": [], "excluded": []}
     if verdict.skip_all or verdict.run_all:
         row["verdict"] = "docs-only" if verdict.skip_all else "run-all"
         row["reason"] = verdict.skip_reason or verdict.run_all_reason
+        row["overridden"] = "" if verdict.skip_all else run_all_overridden(verdict)
         return row
     for decision in verdict.decisions:
         step, reason = decision.step, decision.reasons[0]
-        hit, exclusion = explain(step.dependencies, path, step.dependency_kind)
         if decision.action == "run" and (reason.rule in PATH_RULES or reason.rule.startswith("rule:")):
             row["selects"].append({"key": step.key, "rule": reason.rule, "entry": reason.entry, "text": reason.text})
-        elif hit and exclusion:
+            continue
+        hit, exclusion = explain(step.dependencies, path, step.dependency_kind)
+        if hit and exclusion:
             row["excluded"].append({"key": step.key, "entry": hit, "excluded_by": "!" + exclusion})
+        elif hit and decision.action == "run":  # always-run, nightly, explicit keys: not this path's doing
+            row["regardless"].append({"key": step.key, "entry": hit, "reason": reason.text})
         elif hit:
             row["blocked"].append({"key": step.key, "entry": hit, "action": decision.action, "reason": reason.text})
     return row
@@ -150,17 +160,23 @@ def why_paths_text(rows: list[dict[str, Any]]) -> str:
     lines = []
     for row in rows:
         lines.append(f"{row['path']}:")
-        if row["verdict"] != "steps":
-            lines.append(f"  {row['verdict']}: " + ("everything runs" if row["verdict"] == "run-all" else
-                                                     "every step is skipped") + f" ({row['reason']})")
+        if row["verdict"] == "docs-only":
+            lines.append(f"  docs-only: every step is skipped ({row['reason']})")
             continue
-        if not row["selects"] and not row["excluded"] and not row["blocked"]:
+        if row["verdict"] == "run-all":
+            lines.append(f"  run-all: everything would run ({row['reason']}), but {row['overridden']}"
+                         if row["overridden"] else f"  run-all: everything runs ({row['reason']})")
+            continue
+        if not any(row[name] for name in ("selects", "blocked", "regardless", "excluded")):
             lines.append("  selects no step (no dependency entry matches it)")
         for hit in row["selects"]:
             how = f"entry '{hit['entry']}'" if hit["rule"] == "dependency" else hit["text"]
             lines.append(f"  selects {hit['key']}  ({how})")
         for hit in row["blocked"]:
             lines.append(f"  matches {hit['key']} (entry '{hit['entry']}') but it does not run: {hit['action']}, "
+                         f"{hit['reason']}")
+        for hit in row["regardless"]:
+            lines.append(f"  matches {hit['key']} (entry '{hit['entry']}'), which runs whatever changes: "
                          f"{hit['reason']}")
         for hit in row["excluded"]:
             lines.append(f"  not {hit['key']}: entry '{hit['entry']}' matches but '{hit['excluded_by']}' excludes it")

@@ -1,8 +1,9 @@
 """Properties of select and why on generated declarations and changes.
 
 Every step appears exactly once in `select --format json`, with one action and at least
-one reason; and `why PATH` agrees with `select` on a change of that path alone: run-all,
-docs-only, or the steps it selects are exactly those that run then and not without it.
+one reason; and `why PATH` agrees with `select` on a change of that path alone: run-all
+(overridden by NOAUTO), docs-only, or the steps it selects are exactly those that run then
+and not without it, and the steps it says do not run do not.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def ran(data: dict[str, Any]) -> set[str]:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(declarations(), st.lists(st.sampled_from(FILES), max_size=4, unique=True),
-       st.sampled_from([{}, {"NIGHTLY": "1"}, {"DOCS_ONLY_DISABLE": "1"}]))
+       st.sampled_from([{}, {"NIGHTLY": "1"}, {"DOCS_ONLY_DISABLE": "1"}, {"NOAUTO": "1"}]))
 def test_every_step_once_and_why_agrees_with_select(files, changes, env):
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
@@ -85,7 +86,34 @@ def test_every_step_once_and_why_agrees_with_select(files, changes, env):
                 assert row["verdict"] == "docs-only" and not ran(alone)
             elif alone["run_all"]:
                 assert row["verdict"] == "run-all" and row["reason"] == alone["run_all_reason"]
+                assert bool(row["overridden"]) == ("NOAUTO" in env)  # NOAUTO blocks what run-all would run
             else:
                 selects = {s["key"] for s in row["selects"]}
                 assert row["verdict"] == "steps" and selects <= ran(alone)
                 assert ran(alone) == selects | regardless, (path, row, alone)
+                # A step it matches that runs anyway (always-run, nightly) is not one that "does not run".
+                assert {s["key"] for s in row["regardless"]} <= regardless
+                assert not {s["key"] for s in row["blocked"]} & ran(alone), (path, row, alone)
+
+
+def test_why_names_steps_that_run_anyway_and_what_overrides_run_all(tmp_path):
+    write_files(tmp_path, {
+        ".buildkite/pipegen.yaml": "steps: [.buildkite/steps/s.yaml]\nalways_run: [boot]\nrun_all: [pyproject.toml]\n",
+        ".buildkite/steps/s.yaml": "steps:\n- {label: Boot, key: boot, commands: [x], source_file_dependencies: [src/]}\n"
+                                   "- {label: Opt, key: opt, commands: [x], source_file_dependencies: [src/], "
+                                   "optional: true}\n"})
+
+    def why(*args, env=None):
+        result = CliRunner().invoke(cli, ["why", "--root", str(tmp_path), *args], env=env)
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    assert why("src/a.py") == ("src/a.py:\n"
+                               "  matches opt (entry 'src/') but it does not run: block, optional step: runs only when "
+                               "unblocked or nightly\n"
+                               "  matches boot (entry 'src/'), which runs whatever changes: key matches always-run "
+                               "'boot'\n")
+    assert why("pyproject.toml", env={"NOAUTO": "1"}) == (
+        "pyproject.toml:\n  run-all: everything would run (pyproject.toml matches run-all pattern 'pyproject.toml'), "
+        "but NOAUTO=1 blocks every step\n")
+    assert why("pyproject.toml", "--only", "opt").endswith("but the explicit keys decide first\n")
