@@ -198,7 +198,7 @@ def why_step(step: Step, sel: Selection) -> dict[str, Any]:
 
 def why_step_text(info: dict[str, Any]) -> str:
     lines = [f"{info['key']} ({info['label']}), declared at {info['declared_at']}",
-             f"  action: {info['action']}: {info['reasons'][0]['text']}"]
+             f"  action: {info['action']}: {'; '.join(r['text'] for r in info['reasons'])}"]
     deps = info["dependencies"]
     lines.append("  source_file_dependencies: " + (", ".join(deps) if deps else "(none)"))
     if info["depends_on"]:

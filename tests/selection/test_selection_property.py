@@ -117,3 +117,13 @@ def test_why_names_steps_that_run_anyway_and_what_overrides_run_all(tmp_path):
         "pyproject.toml:\n  run-all: everything would run (pyproject.toml matches run-all pattern 'pyproject.toml'), "
         "but NOAUTO=1 blocks every step\n")
     assert why("pyproject.toml", "--only", "opt").endswith("but the explicit keys decide first\n")
+
+
+def test_why_step_says_buildkite_may_still_skip_it_as_select_does(tmp_path):
+    write_files(tmp_path, {".buildkite/pipegen.yaml": "steps: [.buildkite/steps/s.yaml]\n",
+                           ".buildkite/steps/s.yaml": "steps:\n- {label: A, key: a, commands: [x], "
+                                                      "source_file_dependencies: [src/], branches: main}\n"})
+    result = CliRunner().invoke(cli, ["why", "--root", str(tmp_path), "--step", "a", "--files-from", "-"],
+                                input="src/x.py\n")
+    assert result.exit_code == 0, result.output
+    assert "  action: run: src/x.py matches 'src/'; Buildkite may still skip it (branches: main)\n" in result.stdout
