@@ -47,7 +47,10 @@ class Git:
         self._env = clean_env(environ)
         try:
             self.top = self._run(root, ("rev-parse", "--show-toplevel")).decode("utf-8", "surrogateescape").rstrip("\n")
-        except (GitFailed, OSError):
+        except (GitFailed, OSError) as exc:
+            if isinstance(exc, FileNotFoundError) and exc.filename == "git":  # a slim CI image, not a wrong folder
+                raise UsageError("git is not installed (no 'git' on PATH)",
+                                 fix=f"install git in the image that runs pipegen, or pass {without_git}") from None
             raise UsageError(f"not a git repository: {os.path.abspath(root)}",
                              fix=f"run pipegen inside a git checkout, or pass {without_git}") from None
 

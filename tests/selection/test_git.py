@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -119,6 +120,17 @@ def test_not_a_repository_is_a_usage_error(tmp_path, repo):
         (plain / ".buildkite" / name).write_text((repo / ".buildkite" / name).read_text())
     result, _ = select(plain)
     assert result.exit_code == 2 and "not a git repository" in result.output and "--files-from" in result.output
+
+
+def test_no_git_on_path_says_so(repo, tmp_path):
+    result = CliRunner().invoke(cli, ["select", "--root", str(repo)], env={"PATH": str(tmp_path)})
+    assert result.exit_code == 2 and "git is not installed" in result.stderr and "--files-from" in result.stderr
+    assert "not a git repository" not in result.stderr
+    from pipegen.errors import UsageError
+    from pipegen.selection.git import Git
+
+    with pytest.raises(UsageError, match="not a git repository"):  # a folder that is gone is no missing git
+        Git(str(tmp_path / "gone"), {"PATH": os.environ["PATH"]})
 
 
 def test_an_explicit_base_that_does_not_resolve_is_a_usage_error(repo):
