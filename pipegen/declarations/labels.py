@@ -26,6 +26,8 @@ def parse_labels(raw: Any, where: Location) -> tuple[LabelRule, ...]:
     rules = []
     for label, item in top.items():
         at = top.loc(label)
+        if not str(label).strip():  # would match every build: no labels read as one empty label
+            raise DeclarationError("a label name is empty", at, "write the pull-request label's name")
         fields = s.check_fields(s.require_mapping(item, at, f"label '{label}'"), LABEL_FIELDS, "label")
         if not (fields.get("run_all") or fields.get("nightly") or fields.get("only")):
             raise DeclarationError(f"label '{label}' asks for nothing", at,

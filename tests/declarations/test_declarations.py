@@ -160,3 +160,10 @@ def test_config_from_environment(tmp_path):
     result = CliRunner().invoke(cli, ["select", "--root", str(tmp_path), "--files-from", "-", "--format", "json"],
                                 input="src/x.py\n", env={"PIPEGEN_CONFIG": "other.yaml"})
     assert result.exit_code == 0 and '"action": "run"' in result.output
+
+
+def test_an_empty_label_name_is_refused(tmp_path):
+    """A build without labels reads as one empty label: `"": {run_all: true}` ran everything on every build."""
+    write(tmp_path, GOOD_STEP, config=CONFIG + 'labels:\n  "": {run_all: true}\n')
+    result = run_select(tmp_path)
+    assert result.exit_code == 2 and "pipegen.yaml:3:3: a label name is empty" in result.output, result.output
