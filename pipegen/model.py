@@ -1,8 +1,8 @@
 """The data that flows through pipegen: declarations in, decisions out.
 
-Everything here is plain, immutable data. Loading (declarations.py), git
-(git.py), deciding (decide.py), placing on hardware (hardware.py) and
-rendering (render.py) all speak these types.
+Everything here is plain, immutable data. Loading (declarations/), git
+(selection/git.py), deciding (selection/decide.py), placing on hardware
+(hardware/placement.py) and rendering (render/) all speak these types.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, Literal
 Action = Literal["run", "block", "skip"]
 ACTIONS: tuple[Action, ...] = ("run", "block", "skip")
 
-# How a pattern list matches paths (see matching.py):
+# How a pattern list matches paths (see selection/matching.py):
 #   "entry": vLLM's rule; a path matches itself and everything below it,
 #            an entry with glob characters is a gitignore-style glob,
 #            a leading "!" excludes.

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from pipegen.errors import DeclarationError, suggest
 from pipegen.model import Location, Warning_
-from pipegen.declarations.patterns import GLOB_CHARS, glob_problem, regex_problem, normal_entry
+from pipegen.declarations.patterns import glob_problem, normal_entry, regex_problem
 from pipegen.declarations.yamlio import LocDict, LocList
 
 Checker = Callable[[Any, Location], Any]
@@ -56,11 +56,11 @@ def string_list(value: Any, where: Location) -> tuple[str, ...]:
     raise _fail(where, f"expected a list of strings, got {_kind(value)}", "write a YAML list ('- item' lines)")
 
 
-def _patterns(problem: Callable[[str], str | None], fix: str, check_all: bool) -> Checker:
+def _patterns(problem: Callable[[str], str | None], fix: str) -> Checker:
     def check(value: Any, where: Location) -> tuple[str, ...]:
         items = string_list(value, where)
         for index, item in enumerate(items):
-            found = problem(item) if check_all or not GLOB_CHARS.isdisjoint(item) else None
+            found = problem(item)
             if found:
                 raise _fail(value.loc(index) if isinstance(value, LocList) else where, found, fix)
         return items
@@ -68,16 +68,15 @@ def _patterns(problem: Callable[[str], str | None], fix: str, check_all: bool) -
     return check
 
 
-# Dependency entries: paths, or gitignore-style globs that must compile.
-_entry_list = _patterns(glob_problem, "close the '[' (a literal '[' is '[[]'), or write the path without glob characters",
-                        check_all=False)  # a plain path is always valid
+# Dependency entries: paths (always valid), or gitignore-style globs that must compile.
+_entry_list = _patterns(glob_problem, "close the '[' (a literal '[' is '[[]'), or write the path without glob characters")
+# vLLM's run-all patterns: Python regexes (re.match).
+regex_list = _patterns(regex_problem, "fix the regular expression (a literal '(' is '\\(')")
 
 
 def entry_list(value: Any, where: Location) -> tuple[str, ...]:
     """Dependency entries, checked, as repository-relative paths (`./src/` is `src/`)."""
     return tuple(normal_entry(entry) for entry in _entry_list(value, where))
-# vLLM's run-all patterns: Python regexes (re.match).
-regex_list = _patterns(regex_problem, "fix the regular expression (a literal '(' is '\\(')", check_all=True)
 
 
 def nested_command_list(value: Any, where: Location) -> tuple[str, ...]:

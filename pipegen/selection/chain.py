@@ -151,7 +151,11 @@ def read_file_list(source: str, option: str = "--files-from") -> list[str]:
     import sys
 
     try:
-        data = sys.stdin.buffer.read() if source == "-" else open(source, "rb").read()
+        if source == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(source, "rb") as handle:
+                data = handle.read()
     except OSError as exc:
         raise UsageError(f"cannot read {option} {source}: {exc.strerror}", fix="pass an existing file or '-'") from None
     text = data.decode("utf-8", "surrogateescape")
