@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from typing import Mapping, Sequence
 
 from pipegen.model import ChangeSet, Declarations, Selection
@@ -37,7 +38,10 @@ def path_verdicts(args: SelectArgs, decl: Declarations, paths: Sequence[str],
                              "--files-from -)\n")
     options = options_from(args, decl, environ)
     inputs = own_inputs(decl)
-    return [decide(decl, ChangeSet((path,)), options, inputs) for path in files]
+    # Each verdict keeps the warnings of its path's change (a config that shapes no step), not the declarations'.
+    known = {str(w) for w in decl.warnings}
+    verdicts = (decide(decl, ChangeSet((path,)), options, inputs) for path in files)
+    return [replace(v, warnings=tuple(w for w in v.warnings if w not in known)) for v in verdicts]
 
 
 def _from_here(paths: Sequence[str], root: str) -> list[str]:

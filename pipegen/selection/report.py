@@ -135,7 +135,7 @@ def why_path(verdict: Selection) -> dict[str, Any]:
     matches that do not run, the ones it matches that run whatever changes, the ones it excludes."""
     path = verdict.changes.files[0]
     row: dict[str, Any] = {"path": path, "verdict": "steps", "reason": "", "selects": [], "blocked": [],
-                           "regardless": [], "excluded": []}
+                           "regardless": [], "excluded": [], "warnings": list(verdict.warnings)}
     if verdict.skip_all or verdict.run_all:
         row["verdict"] = "docs-only" if verdict.skip_all else "run-all"
         row["reason"] = verdict.skip_reason or verdict.run_all_reason
@@ -167,7 +167,7 @@ def why_paths_text(rows: list[dict[str, Any]]) -> str:
             lines.append(f"  run-all: everything would run ({row['reason']}), but {row['overridden']}"
                          if row["overridden"] else f"  run-all: everything runs ({row['reason']})")
             continue
-        if not any(row[name] for name in ("selects", "blocked", "regardless", "excluded")):
+        if not any(row[name] for name in ("selects", "blocked", "regardless", "excluded", "warnings")):
             lines.append("  selects no step (no dependency entry matches it)")
         for hit in row["selects"]:
             how = f"entry '{hit['entry']}'" if hit["rule"] == "dependency" else hit["text"]
@@ -180,6 +180,7 @@ def why_paths_text(rows: list[dict[str, Any]]) -> str:
                          f"{hit['reason']}")
         for hit in row["excluded"]:
             lines.append(f"  not {hit['key']}: entry '{hit['entry']}' matches but '{hit['excluded_by']}' excludes it")
+        lines += [f"  warning: {w}" for w in row["warnings"]]
     return "\n".join(lines) + "\n"
 
 

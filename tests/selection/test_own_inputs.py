@@ -101,7 +101,11 @@ def test_an_input_is_a_path_not_a_glob(tmp_path):
 
 def test_the_vllm_presets_config_selects_nothing_but_says_so(tmp_path):
     write_files(tmp_path, {".buildkite/ci_config.yaml": "name: x\njob_dirs: [.buildkite/areas]\n",
-                           ".buildkite/areas/a.yaml": STEPS.replace("device: gpu", "device: h100")})
+                           ".buildkite/areas/a.yaml": STEPS.replace("device: gpu", "device: h100, num_gpus: 1")})
     got, data = select(tmp_path, ".buildkite/ci_config.yaml\n")
     assert not data["run_all"] and {a for a, _ in got.values()} == {"block"}  # as vLLM's generator decides
     assert any(".buildkite/ci_config.yaml changed" in w and "no step runs for it" in w for w in data["warnings"])
+    # why says it too (it said only "selects no step"), not the declarations' warnings (num_gpus is ignored).
+    text = actions(tmp_path, "", "why", ".buildkite/ci_config.yaml").stdout
+    assert text == (".buildkite/ci_config.yaml:\n  warning: .buildkite/ci_config.yaml changed: it is the CI config "
+                    "(vLLM's generator reruns nothing for it), which shapes no step here: no step runs for it\n")
