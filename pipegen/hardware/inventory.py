@@ -33,7 +33,7 @@ from pipegen.declarations import fields as s
 from pipegen.errors import DeclarationError
 from pipegen.hardware.placement import (DEFAULT_FILE, DOCKER_PLUGIN, PLAIN, TEMPLATE_KINDS, VENDORS, Family, Inventory,
                                         Route, Template)
-from pipegen.hardware.template_fields import job_fields, setup_commands
+from pipegen.hardware.template_fields import job_fields, plain, setup_commands
 from pipegen.model import Declarations, Location
 
 PRESET_FILE = "vllm-hardware.yaml"  # in pipegen/data
@@ -268,22 +268,13 @@ def _template(name: str, raw: Any, where: Location) -> Template:
         volumes=item.get("volumes", ()),
         environment=item.get("environment", ()),
         devices=item.get("devices", ()),
-        options=tuple((str(k), _plain(v)) for k, v in options.items()),
-        pod_spec=_plain(pod_spec),
+        options=tuple((str(k), plain(v)) for k, v in options.items()),
+        pod_spec=plain(pod_spec),
         setup=setup_commands(item.get("setup"), raw.loc("setup")),
         wrap=wrap,
         file=item.get("file"),
         job=job_fields(item.get("job"), raw.loc("job"), name),
     )
-
-
-def _plain(value: Any) -> Any:
-    """LocDict/LocList -> dict/list (hashable-free plain data for templates)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
 
 
 __all__ = ["DEFAULT_FILE", "PRESET_FILE", "load_inventory", "load_inventory_file", "parse_inventory", "vllm_inventory"]

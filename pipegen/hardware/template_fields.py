@@ -48,7 +48,8 @@ def job_fields(raw: Any, where: Location, name: str) -> JobFields:
 
 
 def plain(value: Any) -> Any:
-    """LocDict/LocList -> dict/list (plain data for templates)."""
+    """LocDict/LocList -> dict/list (plain data for templates): new dicts and lists all the way down, so
+    it is also a deep copy of data that is plain already."""
     if isinstance(value, dict):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list):
