@@ -28,9 +28,10 @@ class NotInDialect(Exception):
 
 _INT = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
 _scanstring = json.decoder.scanstring  # C: a JSON string body -> (text, end)
-# Raw characters a YAML reader folds or refuses inside a quoted scalar; JSON would keep them.
-_SURROGATE = re.compile(r"\\u[dD][89abAB]")
+# Inside a quoted scalar, what JSON keeps and a YAML reader does not: raw characters it folds or refuses,
+# and escaped surrogates (JSON pairs them, YAML keeps them apart).
 _RAW_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
+_SURROGATE = re.compile(r"\\u[dD][89abAB]")
 
 
 def _no_float(text: str) -> Any:
@@ -40,6 +41,9 @@ def _no_float(text: str) -> Any:
 _json = json.JSONDecoder(parse_float=_no_float, parse_constant=_no_float)
 # A plain-word key and its colon, then the end of the line or a space.
 _PLAIN_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_./-]*):(?= |\Z)")
+# Tokens already read once (keys and plain scalars repeat on every step): text -> value.
+_PLAIN_KEYS: set[str] = set()
+_SCALARS: dict[str, Any] = {}
 
 
 def load(text: str) -> Any:
@@ -52,156 +56,159 @@ def load(text: str) -> Any:
         return load_text(text, "the rendered pipeline")
 
 
-def scalar(token: str) -> Any:
-    """One complete scalar token of the dialect, or NotInDialect."""
+def scalar(token: str, careful: bool = True) -> Any:
+    """One complete scalar token of the dialect, or NotInDialect. `careful`: the token may hold characters
+    that JSON keeps and YAML does not (Reader knows when a whole text holds none)."""
     first = token[:1]
     if first == '"':
-        text, end = _string(token, 0)
+        text, end = _string(token, 0, careful)
         if end != len(token):
             raise NotInDialect(token)
         return text
+    if token in _SCALARS:
+        return _SCALARS[token]
     if first in "[{":
         try:
             value = _json.decode(token)
         except ValueError:
             raise NotInDialect(token) from None
-        if _RAW_UNSAFE.search(token):
+        if careful and _RAW_UNSAFE.search(token):
             raise NotInDialect(token)
-        return value
+        return value  # mutable: never shared between two reads
     if _INT.match(token):
-        return int(token)
-    if token in ("true", "false"):
-        return token == "true"
-    if token in ("null", "~"):
-        return None
-    if PLAIN.match(token) and token.lower() not in SPECIAL_WORDS:
-        return token
-    raise NotInDialect(token)
+        value = int(token)
+    elif token in ("true", "false"):
+        value = token == "true"
+    elif token in ("null", "~"):
+        value = None
+    elif PLAIN.match(token) and token.lower() not in SPECIAL_WORDS:
+        value = token
+    else:
+        raise NotInDialect(token)
+    _SCALARS[token] = value
+    return value
 
 
-def _string(text: str, start: int) -> tuple[str, int]:
+def _string(text: str, start: int, careful: bool = True) -> tuple[str, int]:
     """The JSON-style quoted string at text[start] (a '"'): (value, index after it)."""
     try:
         value, end = _scanstring(text, start + 1, True)
     except ValueError:  # unterminated, a raw control character, or a YAML-only escape (\x41, \U...)
         raise NotInDialect(text) from None
-    if _RAW_UNSAFE.search(text, start, end) or _SURROGATE.search(text, start, end):
-        raise NotInDialect(text)  # JSON would pair escaped surrogates, YAML keeps them apart
+    if careful and (_RAW_UNSAFE.search(text, start, end) or _SURROGATE.search(text, start, end)):
+        raise NotInDialect(text)
     return value, end
 
 
 class Reader:
+    """The dialect, line by line: `cols[i]` is the indent of the i-th line that holds data and
+    `bodies[i]` its text after the indent; a last line at column -1 ends every block. Each block
+    method takes the line it starts at and returns its value and the line after it."""
+
     def __init__(self, text: str):
         if "\t" in text or "\r" in text or " \n" in text or text.endswith(" "):
             raise NotInDialect("tabs, carriage returns or trailing spaces")
-        lines = []
-        for number, line in enumerate(text.split("\n"), 1):
-            body = line.lstrip(" ")
-            if body:
-                first = body[0]
-                if first == "#":
-                    continue
-                if first == "%" or (first in "-." and body[:3] in ("---", "...")):
-                    raise NotInDialect(f"line {number}: a directive or document marker")
-                lines.append([len(line) - len(body), body, number])
-        self.lines = lines
-        self.pos = 0
+        lines = text.split("\n")
+        stripped = [line.lstrip(" ") for line in lines]
+        # Blank lines and comments hold no data. (A directive or a document marker is neither a key nor an
+        # item, so no block takes its line: it goes to PyYAML like any other line outside the dialect.)
+        self.cols = [len(line) - len(body) for line, body in zip(lines, stripped) if body and body[0] != "#"]
+        self.bodies = [body for body in stripped if body and body[0] != "#"]
+        self.end = len(self.cols)
+        self.cols.append(-1)
+        self.bodies.append("")
+        # Quoted strings need their characters checked only where the text has any JSON keeps and YAML does not.
+        self.careful = not text.isascii() or "\x7f" in text or "\\u" in text
 
     def document(self) -> Any:
-        if not self.lines:
+        if not self.end:
             raise NotInDialect("empty")
-        value = self.node(self.lines[0][0])
-        if self.pos != len(self.lines):
-            raise NotInDialect(f"line {self.lines[self.pos][2]}")
+        value, pos = self.node(0)
+        if pos != self.end:
+            raise NotInDialect(f"data line {pos}")
         return value
 
-    def node(self, indent: int) -> Any:
-        column, body, _ = self.lines[self.pos]
-        if column != indent:
-            raise NotInDialect("indent")
-        if body == "-" or body.startswith("- "):
-            return self.sequence(column)
-        return self.mapping(column)
+    def node(self, pos: int) -> tuple[Any, int]:
+        """The block that starts at line `pos`: a sequence or a mapping."""
+        body = self.bodies[pos]
+        if body[:2] == "- " or body == "-":
+            return self.sequence(pos)
+        return self.mapping(pos)
 
-    def sequence(self, column: int) -> list[Any]:
+    def sequence(self, pos: int) -> tuple[list[Any], int]:
+        cols, bodies, careful = self.cols, self.bodies, self.careful
+        column = cols[pos]
         out: list[Any] = []
-        lines = self.lines
-        count = len(lines)
-        while self.pos < count and lines[self.pos][0] == column:
-            line = lines[self.pos]
-            body = line[1]
+        while cols[pos] == column:
+            body = bodies[pos]
             if body[:3] == '- "':  # the hot path: one quoted string per line (commands)
-                value, end = _string(body, 2)
+                value, end = _string(body, 2, careful)
                 if end == len(body):
                     out.append(value)
-                    self.pos += 1
+                    pos += 1
                     continue
-            elif not (body == "-" or body.startswith("- ")):
-                break
-            rest = body[2:]
-            if not rest.strip():
-                self.pos += 1
-                out.append(self._nested(column))
-                continue
-            inner = rest.lstrip(" ")
-            inner_column = column + 2 + len(rest) - len(inner)
-            if inner.startswith("- ") or inner == "-" or self._is_key(inner):
-                line[0], line[1] = inner_column, inner  # the item's node starts on this line
-                out.append(self.node(inner_column))
+            elif not (body[:2] == "- " or body == "-"):
+                break  # a key at the column of the sequence's own key
+            inner = body[2:].lstrip(" ")
+            if not inner:  # the item's block is on the lines below
+                value, pos = self.node(pos + 1) if cols[pos + 1] > column else (None, pos + 1)
+            elif inner[:2] == "- " or inner == "-" or self._is_key(inner):  # the item's block starts here
+                cols[pos], bodies[pos] = column + len(body) - len(inner), inner
+                value, pos = self.node(pos)
             else:
-                out.append(scalar(inner))
-                self.pos += 1
-        if self.pos < len(lines) and lines[self.pos][0] > column:
-            raise NotInDialect(f"line {lines[self.pos][2]}")
-        return out
+                value, pos = scalar(inner, careful), pos + 1
+            out.append(value)
+        if cols[pos] > column:
+            raise NotInDialect(f"data line {pos}")
+        return out, pos
 
-    def mapping(self, column: int) -> dict[Any, Any]:
+    def mapping(self, pos: int) -> tuple[dict[Any, Any], int]:
+        cols, bodies, careful = self.cols, self.bodies, self.careful
+        column = cols[pos]
         out: dict[Any, Any] = {}
-        lines = self.lines
-        while self.pos < len(lines) and lines[self.pos][0] == column:
-            body, number = lines[self.pos][1], lines[self.pos][2]
-            if body == "-" or body.startswith("- "):
+        while cols[pos] == column:
+            body = bodies[pos]
+            key, colon, rest = body.partition(": ")
+            if not colon and body[-1] == ":":
+                key, colon = body[:-1], ":"
+            if colon and key in _PLAIN_KEYS:  # the hot path: a plain word already read as a key
+                rest = rest.lstrip(" ")
+            elif body[:2] == "- " or body == "-":
                 break
-            key, rest = self._split(body)
-            if key in out:  # yamlio's loader reports it, naming both lines
-                raise NotInDialect(f"line {number}: the key {key!r} again")
-            self.pos += 1
-            if rest:
-                out[key] = scalar(rest)
-            elif self.pos < len(lines) and lines[self.pos][0] == column and (
-                    lines[self.pos][1] == "-" or lines[self.pos][1].startswith("- ")):
-                out[key] = self.sequence(column)  # a sequence may sit at its key's column
             else:
-                out[key] = self._nested(column)
-        if self.pos < len(lines) and lines[self.pos][0] > column:
-            raise NotInDialect(f"line {lines[self.pos][2]}")
-        return out
+                key, rest = self._split(body)
+            if key in out:  # yamlio's loader reports it, naming both lines
+                raise NotInDialect(f"data line {pos}: the key {key!r} again")
+            pos += 1
+            if rest:
+                out[key] = scalar(rest, careful)
+            elif cols[pos] > column or (cols[pos] == column and (bodies[pos][:2] == "- " or bodies[pos] == "-")):
+                out[key], pos = self.node(pos)  # a sequence may sit at its key's column
+            else:
+                out[key] = None
+        if cols[pos] > column:
+            raise NotInDialect(f"data line {pos}")
+        return out, pos
 
-    def _nested(self, column: int) -> Any:
-        if self.pos < len(self.lines) and self.lines[self.pos][0] > column:
-            return self.node(self.lines[self.pos][0])
-        return None
-
-    @staticmethod
-    def _is_key(body: str) -> bool:
+    def _is_key(self, body: str) -> bool:
         if body.startswith('"'):
-            end = _string(body, 0)[1]
+            end = _string(body, 0, self.careful)[1]
             return body[end:end + 1] == ":"
         colon = body.find(":")
         return colon > 0 and (colon == len(body) - 1 or body[colon + 1] == " ")
 
-    @staticmethod
-    def _split(body: str) -> tuple[Any, str]:
-        plain = _PLAIN_KEY.match(body)  # the hot path: `key: value` with a plain word for a key
+    def _split(self, body: str) -> tuple[Any, str]:
+        plain = _PLAIN_KEY.match(body)
         if plain and plain.group(1).lower() not in SPECIAL_WORDS:
+            _PLAIN_KEYS.add(plain.group(1))
             return plain.group(1), body[plain.end():].lstrip(" ")
         if body.startswith('"'):
-            key, end = _string(body, 0)
+            key, end = _string(body, 0, self.careful)
         else:
             end = body.find(":")
             if end <= 0:
                 raise NotInDialect(body)
-            key = scalar(body[:end])
+            key = scalar(body[:end], self.careful)
             if not isinstance(key, str):
                 raise NotInDialect(body)
         if body[end:end + 1] != ":" or (len(body) > end + 1 and body[end + 1] != " "):

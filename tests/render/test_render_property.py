@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -137,3 +138,13 @@ def test_fast_reader_hands_other_yaml_to_pyyaml():
                 continue
             raise AssertionError(f"the fast reader accepted invalid YAML {doc!r}") from None
         assert fastyaml.load(doc) == expected, doc
+
+
+@pytest.mark.parametrize("doc", ["---\na: 1\n", "%YAML 1.1\n---\na: 1\n", "a: 1\n...\n", "- 1\n---\n- 2\n", "a:\n  ---\n",
+                                 'a: "x\x7fy"\n', 'a: "x\u2028y"\n', '- "x\x85y"\n', 'a: "\\ud800"\n', 'a: ["x\x7f"]\n'])
+def test_the_fast_reader_leaves_markers_and_what_only_json_keeps_to_pyyaml(doc):
+    """A directive or a document marker (no block takes its line), and in quotes a raw DEL, NEL or line
+    separator or an escaped surrogate, which JSON reads and YAML does not: the fast reader reads none of
+    them (it looks at the whole text once to know whether any string needs looking at)."""
+    with pytest.raises(fastyaml.NotInDialect):
+        fastyaml.Reader(doc).document()
