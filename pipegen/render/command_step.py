@@ -14,6 +14,7 @@ from typing import Any
 from pipegen.model import Step
 from pipegen.buildkite.dollars import Dollars
 from pipegen.buildkite.limits import SKIP_MAX
+from pipegen.hardware.template_fields import plain
 from pipegen.render.job_commands import job_commands, with_template_fields
 
 LOST_AGENT = {"exit_status": -1, "limit": 1}
@@ -113,9 +114,7 @@ def _plugins(plugins: Any) -> list[Any]:
 
 def _pod_spec(template: Any, job: Any) -> Any:
     """The family's podSpec with the job's GPU count in the first container's limits."""
-    import copy
-
-    spec = copy.deepcopy(template.pod_spec)
+    spec = plain(template.pod_spec)  # this job's own copy
     containers = spec.get("containers") if isinstance(spec, dict) else None
     first = containers[0] if isinstance(containers, list) and containers else None
     if not isinstance(first, dict):
