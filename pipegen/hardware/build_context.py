@@ -97,8 +97,10 @@ class BuildContext:
 
     def substitute(self, command: str) -> str:
         """The build's variables in one command, replaced in order (whole names only)."""
+        if "$" not in command:  # most commands name none
+            return command
         for name, pattern, value in self.variables:
-            if name in command:  # most commands name none: skip the regex
+            if name in command:  # skip the regex
                 command = pattern.sub(lambda _m: value, command)
         return command
 

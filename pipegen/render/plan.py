@@ -68,8 +68,7 @@ def plan_pipeline(decl: Declarations, selection: Selection, placed: Sequence[Any
     folded = _fold(decl.steps, shown, limit)
     count = _count(decl.steps, shown)
     entries, rows = _group(decl, selection, placed, shown, needed_by, folded, limit, build)
-    keys = key_map(decl.steps)
-    renamed = [(s.key, keys[s.key]) for s in decl.steps if keys[s.key] != s.key]
+    renamed = [(row.step.key, row.key) for row in rows if row.key != row.step.key]
     result = PipelinePlan(entries=entries, rows=rows, selection=selection, unselected=mode, jobs=count, limit=limit,
                   folded=folded, renamed=renamed)
     if selection.skip_all:

@@ -60,11 +60,13 @@ def scalar(value: Any) -> Safe:
         value = str(value)
     if PLAIN.match(value) and value.lower() not in SPECIAL_WORDS:
         return Safe(value)  # a plain word every YAML reader takes as this string
-    return Safe('"' + _UNSAFE.sub(_escape_char, value) + '"')  # quoted(value), inline: the hot path
+    return quoted(value)
 
 
 def quoted(text: str) -> Safe:
     """A JSON-style double-quoted YAML string (valid JSON too)."""
+    if text.isascii() and text.isprintable():  # of the unsafe characters, only the quote and the backslash
+        return Safe('"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"')
     return Safe('"' + _UNSAFE.sub(_escape_char, text) + '"')
 
 
