@@ -51,7 +51,6 @@ def unique_key(key: str, used: set[str]) -> str:
     return final
 
 
-
 def declared_keys(steps: Sequence[Step]) -> dict[str, str]:
     """Rendered key -> declared key, for the keys `key_map` rewrites (and fanned-out steps' own keys),
     so that a key copied from the pipeline names its step too."""

@@ -14,7 +14,7 @@ from pipegen.render.plan import LimitError
 
 
 def main(args: Any, *, unselected: str | None, templates: str | None, annotation_file: str | None,
-        environ: Mapping[str, str] | None = None) -> int:
+         environ: Mapping[str, str] | None = None) -> int:
     from pipegen.selection.chain import select, warn_if_untrusted
 
     from pipegen.hardware.build_context import BuildInfo

@@ -13,6 +13,7 @@ from typing import Any
 from pipegen.buildkite.limits import JOB_LIMIT, count_jobs
 from pipegen.errors import DeclarationError, OutputError
 
+
 def check(text: str, limit: int = JOB_LIMIT, external: tuple[str, ...] = ()) -> dict[str, Any]:
     """Parse the rendered text back and validate it; an OutputError when Buildkite would refuse it.
 
@@ -69,4 +70,3 @@ def _check_graph(data: dict[str, Any], limit: int, external: tuple[str, ...]) ->
     if jobs > limit:
         raise OutputError(f"the rendered pipeline has {jobs} jobs, more than the {limit} one upload may hold",
                           fix="select fewer steps or split the pipeline")
-

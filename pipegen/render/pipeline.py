@@ -19,8 +19,6 @@ from pipegen.render.plan import PipelinePlan, plan_pipeline
 from pipegen.render.templates import to_yaml
 
 
-
-
 class Rendered:
     """The validated text of a pipeline, and the plan it came from (for the annotation)."""
 

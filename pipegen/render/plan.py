@@ -58,7 +58,7 @@ class PipelinePlan:
 
 
 def plan_pipeline(decl: Declarations, selection: Selection, placed: Sequence[Any], *, unselected: str | None = None,
-         limit: int = JOB_LIMIT, build: Any = None) -> PipelinePlan:
+                  limit: int = JOB_LIMIT, build: Any = None) -> PipelinePlan:
     """Decide the pipeline's items. `placed`: one hardware.Job per step, in order; `build`: the
     build context (hardware.build_context) that may rewrite commands."""
     mode = unselected or decl.settings.unselected
@@ -70,7 +70,7 @@ def plan_pipeline(decl: Declarations, selection: Selection, placed: Sequence[Any
     entries, rows = _group(decl, selection, placed, shown, needed_by, folded, limit, build)
     renamed = [(row.step.key, row.key) for row in rows if row.key != row.step.key]
     result = PipelinePlan(entries=entries, rows=rows, selection=selection, unselected=mode, jobs=count, limit=limit,
-                  folded=folded, renamed=renamed)
+                          folded=folded, renamed=renamed)
     if selection.skip_all:
         result.notes.append(f"No steps: {selection.skip_reason}. The pipeline is `steps: []`.")
     if count > limit:

@@ -14,8 +14,7 @@ import yaml
 from click.testing import CliRunner
 
 from pipegen.cli import cli
-from tests.helpers import FIXTURE, ROOT, git_repo, needs_fixture  # noqa: F401 (FIXTURE, needs_fixture: used by importers)
-
+from tests.helpers import git_repo
 
 
 def buildkite_schema_validator():
