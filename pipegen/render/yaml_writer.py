@@ -14,6 +14,7 @@ in the pipeline (`key_map`, `unique_key`).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -58,6 +59,11 @@ def scalar(value: Any) -> Safe:
         if isinstance(value, (dict, list, tuple)):
             return flow(value)
         value = str(value)
+    return _text(value)
+
+
+@functools.lru_cache(maxsize=4096)  # a pipeline writes the same keys, queues and images on every step
+def _text(value: str) -> Safe:
     if PLAIN.match(value) and value.lower() not in SPECIAL_WORDS:
         return Safe(value)  # a plain word every YAML reader takes as this string
     return quoted(value)
