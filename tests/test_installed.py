@@ -1,0 +1,141 @@
+"""What a user installs is what these tests test: the wheel built from the tracked files.
+
+Every other test runs the editable install, which sees the whole checkout; a module that
+packaging leaves out, or a stray package it adds, shows only here. Built once per test run,
+offline (`--no-build-isolation`: setuptools comes from the test environment), into a fresh
+virtual environment that borrows only the test environment's dependencies.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from pipegen.cli import cli
+from tests.helpers import ROOT, git
+
+# One invocation per subcommand, run from the installed pipegen on a clone of this repository.
+# A new subcommand fails test_every_subcommand_is_tried until it is added here.
+INVOCATIONS = {
+    "select": ["select"],
+    "why": ["why", "README.md"],
+    "render": ["render"],
+    "check": ["check"],
+    "audit": ["audit", "--last", "3"],
+    "run": ["run", "--dry-run"],
+}
+
+
+def _tracked_files() -> list[str]:
+    listed = git(ROOT, "ls-files", "-z").split("\0")
+    return [name for name in listed if name and (ROOT / name).is_file()]  # not deleted in the work tree
+
+
+def _expected_in_wheel(tracked: list[str]) -> set[str]:
+    """pipegen/ as tracked, and templates/ as pipegen/templates/."""
+    return ({name for name in tracked if name.startswith("pipegen/")}
+            | {"pipegen/" + name for name in tracked if name.startswith("templates/")})
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(wheel, sdist), built as `python -m build` does by default: the sdist first, the wheel from it,
+    so a file the sdist lacks is missing from the wheel too."""
+    work = tmp_path_factory.mktemp("build")
+    source, dist = work / "source", work / "dist"
+    for name in _tracked_files():
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, source / name)
+    subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(source)],
+                   check=True, capture_output=True, text=True)
+    (wheel,), (sdist,) = dist.glob("*.whl"), dist.glob("*.tar.gz")
+    return wheel, sdist
+
+
+@pytest.fixture(scope="module")
+def installed(built: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtual environment with the wheel installed (not editable); its bin folder."""
+    venv = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               check=True, capture_output=True, text=True).stdout.strip())
+    # Dependencies come from the test environment as plain path entries: its .pth files (the
+    # editable install's among them) are not processed, so its pipegen stays invisible.
+    borrowed = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
+    (site / "borrowed-deps.pth").write_text("\n".join(sorted(borrowed)) + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
+                    "--no-index", "--no-compile", str(built[0])], check=True, capture_output=True, text=True)
+    return venv
+
+
+def _site_packages(venv: Path) -> Path:
+    (site,) = venv.glob("lib/python*/site-packages")
+    return site
+
+
+def test_wheel_holds_pipegen_and_nothing_else(built: tuple[Path, Path]) -> None:
+    names = set(zipfile.ZipFile(built[0]).namelist())
+    dist_info = {name for name in names if name.split("/")[0].endswith(".dist-info")}
+    assert names - dist_info == _expected_in_wheel(_tracked_files())
+
+
+def test_sdist_holds_what_a_build_needs(built: tuple[Path, Path]) -> None:
+    import tarfile
+
+    with tarfile.open(built[1]) as sdist:
+        names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
+    tracked = _tracked_files()
+    needed = {"pyproject.toml", "setup.py", "README.md"} | {
+        name for name in tracked if name.startswith(("pipegen/", "templates/"))}
+    assert needed <= names
+
+
+def test_installed_files_are_the_tracked_ones(installed: Path) -> None:
+    site = _site_packages(installed)
+    top = {path.name for path in site.iterdir()}
+    assert {name for name in top if not name.endswith(".dist-info")} == {"pipegen", "borrowed-deps.pth"}
+    files = {path.relative_to(site).as_posix() for path in (site / "pipegen").rglob("*")
+             if path.is_file() and "__pycache__" not in path.parts}
+    assert files == _expected_in_wheel(_tracked_files())
+
+
+def test_every_subcommand_is_tried() -> None:
+    assert set(INVOCATIONS) == set(cli.commands), "add the new subcommand to INVOCATIONS"
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("clone") / "pipegen"
+    git(ROOT.parent, "clone", "--quiet", "--no-hardlinks", str(ROOT), str(target))
+    return target
+
+
+def _pipegen(installed: Path, clone: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith(("PIPEGEN_", "BUILDKITE")) and name != "CI"}
+    return subprocess.run([str(installed / "bin" / "pipegen"), *args], cwd=clone, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_installed_pipegen_is_the_wheel(installed: Path, clone: Path) -> None:
+    result = subprocess.run([str(installed / "bin" / "python"), "-c", "import pipegen; print(pipegen.__file__)"],
+                            cwd=clone.parent, capture_output=True, text=True, check=True)
+    assert Path(result.stdout.strip()).is_relative_to(_site_packages(installed))
+    version = _pipegen(installed, clone, "--version")
+    assert version.returncode == 0 and "0.1.0" in version.stdout
+
+
+@pytest.mark.parametrize("command", sorted(INVOCATIONS))
+def test_subcommand_runs_from_the_install(installed: Path, clone: Path, command: str) -> None:
+    result = _pipegen(installed, clone, *INVOCATIONS[command])
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode in (0, 1), result.stderr
+    assert result.stdout.strip(), f"pipegen {command} printed nothing"
