@@ -158,7 +158,7 @@ class Settings:
 
 
 @dataclass(frozen=True)
-class Warning_:
+class DeclarationWarning:
     """A non-fatal problem found while loading (e.g. a field vLLM ignores)."""
 
     location: Location
@@ -179,7 +179,7 @@ class Declarations:
     settings: Settings
     layout: Literal["pipegen", "vllm", "legacy"]
     files: tuple[str, ...] = ()  # every file that was read (repo-relative)
-    warnings: tuple[Warning_, ...] = ()
+    warnings: tuple[DeclarationWarning, ...] = ()
     root: str = "."  # repository root the paths are relative to
 
     def by_key(self) -> dict[str, Step]:

@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from pipegen.check import entries
 from pipegen.check import platform
-from pipegen.check import coverage as tests
+from pipegen.check import coverage
 from pipegen.check.file_index import FileIndex
 from pipegen.check.findings import Finding, Report, strict
 from pipegen.check.import_graph import ImportGraph, ModuleFiles, SpecReader
@@ -41,12 +41,12 @@ def check(decl: Declarations, inputs: Inputs, *, orphans: bool = False, strict_m
     found += entries.run_all_findings(decl, index, lines, config)
     covers = {s.key: _cover(s, decl, index) for s in decl.steps}
     run_all = entries.run_all_mask(decl, index)
-    step_tests = [tests.resolve_tests(decl, s, index) for s in decl.steps]
+    step_tests = [coverage.resolve_tests(decl, s, index) for s in decl.steps]
     for item in step_tests:
         found += item.findings
-        found += tests.selection_findings(item, decl, covers[item.step.key] | run_all, index)
+        found += coverage.selection_findings(item, decl, covers[item.step.key] | run_all, index)
     graph = ImportGraph(ModuleFiles(index.paths), inputs.imports)
-    found += tests.import_findings(step_tests, decl, covers, run_all, index, graph)
+    found += coverage.import_findings(step_tests, decl, covers, run_all, index, graph)
     found += platform.hardware_findings(decl, inputs.place)
     if inputs.amd is not None:
         found += platform.drift_findings(decl, inputs.amd)

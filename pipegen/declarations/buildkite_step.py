@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from pipegen.declarations import fields as s
+from pipegen.declarations.fields import Checker, require_mapping
 from pipegen.declarations.yamlio import LocDict, LocList
 from pipegen.errors import DeclarationError, suggest
 from pipegen.model import Location
@@ -58,7 +58,7 @@ def _tags(value: Any) -> Any:
 def check_defaults(defaults: Any, where: Location) -> LocDict | None:
     if defaults is None:
         return None
-    data = s.require_mapping(defaults, where, "'defaults'")
+    data = require_mapping(defaults, where, "'defaults'")
     for name in NOT_DEFAULTS:
         if name in data:
             raise DeclarationError(f"'{name}' cannot be a default: a key names one step", data.loc(name),
@@ -66,7 +66,7 @@ def check_defaults(defaults: Any, where: Location) -> LocDict | None:
     return data
 
 
-def split(item: LocDict, own: Mapping[str, s.Checker]) -> tuple[dict[str, Any], dict[str, Any]]:
+def split(item: LocDict, own: Mapping[str, Checker]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(pipegen's fields through its checkers, Buildkite's fields as written, checked by the schema)."""
     from pipegen.buildkite.step_fields import ALIASES, field_names, problems
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from pipegen.errors import DeclarationError, suggest
-from pipegen.model import Location, Warning_
+from pipegen.model import Location, DeclarationWarning
 from pipegen.declarations.patterns import glob_problem, normal_entry, regex_problem
 from pipegen.declarations.yamlio import LocDict, LocList
 
@@ -167,7 +167,7 @@ def check_fields(
     *,
     ignored: dict[str, str] | None = None,
     lenient: bool = False,
-    warnings: list[Warning_] | None = None,
+    warnings: list[DeclarationWarning] | None = None,
 ) -> dict[str, Any]:
     """Validate `data` against `spec`.
 
@@ -184,7 +184,7 @@ def check_fields(
             if lenient and warnings is not None:
                 fix = f"use '{meant}'" if meant else suggest(name, spec)
                 message = f"{what} field '{name}' is ignored by vLLM's generator"
-                warnings.append(Warning_(where, "ignored-field", message, fix))
+                warnings.append(DeclarationWarning(where, "ignored-field", message, fix))
                 continue
             raise _fail(where, f"unknown {what} field '{name}'", suggest(name, spec))
         out[name] = checker(value, where)

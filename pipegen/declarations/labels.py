@@ -12,23 +12,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipegen.declarations import fields as s
+from pipegen.declarations.fields import Checker, boolean, check_fields, require_mapping, string_list
 from pipegen.errors import DeclarationError
 from pipegen.model import LabelRule, Location
 
-LABEL_FIELDS: dict[str, s.Checker] = {"run_all": s.boolean, "nightly": s.boolean, "only": s.string_list}
+LABEL_FIELDS: dict[str, Checker] = {"run_all": boolean, "nightly": boolean, "only": string_list}
 
 
 def parse_labels(raw: Any, where: Location) -> tuple[LabelRule, ...]:
     if raw is None:
         return ()
-    top = s.require_mapping(raw, where, "'labels'")
+    top = require_mapping(raw, where, "'labels'")
     rules = []
     for label, item in top.items():
         at = top.loc(label)
         if not str(label).strip():  # would match every build: no labels read as one empty label
             raise DeclarationError("a label name is empty", at, "write the pull-request label's name")
-        fields = s.check_fields(s.require_mapping(item, at, f"label '{label}'"), LABEL_FIELDS, "label")
+        fields = check_fields(require_mapping(item, at, f"label '{label}'"), LABEL_FIELDS, "label")
         if not (fields.get("run_all") or fields.get("nightly") or fields.get("only")):
             raise DeclarationError(f"label '{label}' asks for nothing", at,
                                    "give it 'run_all: true', 'nightly: true' or 'only: [KEY, ...]'")

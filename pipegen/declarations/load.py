@@ -14,10 +14,13 @@ import graphlib
 import os
 from typing import Any, Mapping
 
-from pipegen.declarations import fields as s
+from pipegen.declarations.fields import (
+    Checker, anything, boolean, check_fields, choice, entry_list, env_map, nested_command_list, positive_int,
+    regex_list, require_mapping, string, string_list,
+)
 from pipegen.declarations.labels import parse_labels
 from pipegen.errors import DeclarationError, raise_all, suggest
-from pipegen.model import Declarations, Location, Rule, Settings, Step, Warning_
+from pipegen.model import Declarations, Location, Rule, Settings, Step, DeclarationWarning
 from pipegen.declarations.presets import (
     LEGACY_MIRROR_TAG_DEFAULT,
     LEGACY_MIRROR_TAG_ENV,
@@ -29,50 +32,50 @@ from pipegen.declarations.steps_file import STEP_FIELDS, VLLM_IGNORED, load_step
 from pipegen.declarations.locate import DEFAULT_INVENTORY, STEPS_SUFFIXES, VLLM_SUFFIXES, find_config, rel, steps_files
 from pipegen.declarations.yamlio import LocDict, LocList, load_file
 
-PIPEGEN_FIELDS: dict[str, s.Checker] = {
-    "steps": s.string_list,
-    "base_branch": s.string,
-    "hardware": s.anything,
-    "run_all": s.entry_list,
-    "run_all_exclude": s.entry_list,
-    "docs_only": s.entry_list,
-    "always_run": s.string_list,
-    "no_dependencies": s.choice("block", "run"),
-    "unselected": s.choice("block", "skip", "omit"),
-    "rules": s.anything,
-    "interpolate": s.string_list,
-    "docker_workdir": s.env_map,
-    "external_steps": s.string_list,
-    "labels": s.anything,
+PIPEGEN_FIELDS: dict[str, Checker] = {
+    "steps": string_list,
+    "base_branch": string,
+    "hardware": anything,
+    "run_all": entry_list,
+    "run_all_exclude": entry_list,
+    "docs_only": entry_list,
+    "always_run": string_list,
+    "no_dependencies": choice("block", "run"),
+    "unselected": choice("block", "skip", "omit"),
+    "rules": anything,
+    "interpolate": string_list,
+    "docker_workdir": env_map,
+    "external_steps": string_list,
+    "labels": anything,
 }
-RULE_FIELDS: dict[str, s.Checker] = {
-    "name": s.string,
-    "changed": s.entry_list,
-    "devices": s.string_list,
-    "mirror": s.string,
-    "dind": s.boolean,
-    "overrides_optional": s.boolean,
+RULE_FIELDS: dict[str, Checker] = {
+    "name": string,
+    "changed": entry_list,
+    "devices": string_list,
+    "mirror": string,
+    "dind": boolean,
+    "overrides_optional": boolean,
 }
-VLLM_CONFIG_FIELDS: dict[str, s.Checker] = {
-    "name": s.string,
-    "job_dirs": s.string_list,
-    "run_all_patterns": s.regex_list,
-    "run_all_exclude_patterns": s.regex_list,
-    "registries": s.anything,
-    "repositories": s.anything,
-    "github_repo_name": s.string,
+VLLM_CONFIG_FIELDS: dict[str, Checker] = {
+    "name": string,
+    "job_dirs": string_list,
+    "run_all_patterns": regex_list,
+    "run_all_exclude_patterns": regex_list,
+    "registries": anything,
+    "repositories": anything,
+    "github_repo_name": string,
 }
-LEGACY_FIELDS: dict[str, s.Checker] = {
+LEGACY_FIELDS: dict[str, Checker] = {
     **{k: v for k, v in STEP_FIELDS.items() if k not in ("mirror", "device", "num_devices")},
-    "commands": s.nested_command_list,
-    "source_file_dependencies": s.string_list,  # raw prefixes: '[' is no glob here
-    "gpu": s.string,
-    "num_gpus": s.positive_int,
-    "agent_pool": s.string,
-    "mirror_hardwares": s.string_list,
-    "fast_check": s.boolean,
-    "torch_nightly": s.boolean,
-    "autorun_on_main": s.boolean,
+    "commands": nested_command_list,
+    "source_file_dependencies": string_list,  # raw prefixes: '[' is no glob here
+    "gpu": string,
+    "num_gpus": positive_int,
+    "agent_pool": string,
+    "mirror_hardwares": string_list,
+    "fast_check": boolean,
+    "torch_nightly": boolean,
+    "autorun_on_main": boolean,
 }
 
 
@@ -88,7 +91,7 @@ def load_documents(root: str = ".", config: str | None = None,
     path = rel(root, find_config(root, config, environ))
     docs: dict[str, Any] = {}
     data = docs[path] = load_file(os.path.join(root, path), path)
-    top = s.require_mapping(data, Location(path, 1, 1), "the config file")
+    top = require_mapping(data, Location(path, 1, 1), "the config file")
     if "job_dirs" in top:
         return _load_vllm(root, path, top, docs), docs
     steps = top.get("steps")
@@ -113,7 +116,7 @@ def _not_a_pipeline(top: LocDict, steps: LocList, path: str) -> None:
                                "pipegen' shows, and pass the config that names them (.buildkite/pipegen.yaml)")
 
 
-def _load_steps(root: str, files: list[str], docs: dict[str, Any], *, vllm: bool, warnings: list[Warning_],
+def _load_steps(root: str, files: list[str], docs: dict[str, Any], *, vllm: bool, warnings: list[DeclarationWarning],
                 default_working_dir: str | None = None) -> list[Step]:
     """Every steps file; the errors of all of them, not only the first (check reports each)."""
     steps: list[Step] = []
@@ -129,7 +132,7 @@ def _load_steps(root: str, files: list[str], docs: dict[str, Any], *, vllm: bool
 
 
 def _load_pipegen(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> Declarations:
-    fields = s.check_fields(top, PIPEGEN_FIELDS, "config")
+    fields = check_fields(top, PIPEGEN_FIELDS, "config")
     if not fields.get("steps"):
         raise DeclarationError("config has no 'steps'", top.loc(), "add 'steps: [.buildkite/steps]' (files or folders)")
     hardware = fields.get("hardware")
@@ -151,7 +154,7 @@ def _load_pipegen(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> D
     )
     if hardware is not None and not isinstance(hardware, (str, dict)):
         raise DeclarationError("'hardware' must be a file path or a mapping", top.loc("hardware"))
-    warnings: list[Warning_] = []
+    warnings: list[DeclarationWarning] = []
     files: list[str] = []
     for index, entry in enumerate(fields["steps"]):
         entry_where = top["steps"].loc(index) if isinstance(top["steps"], LocList) else top.loc("steps")
@@ -182,7 +185,7 @@ def _rules(raw: Any, where: Location) -> tuple[Rule, ...]:
         raise DeclarationError("'rules' must be a list", where)
     rules = []
     for index, item in enumerate(raw):
-        rule = s.check_fields(s.require_mapping(item, raw.loc(index), "a rule"), RULE_FIELDS, "rule")
+        rule = check_fields(require_mapping(item, raw.loc(index), "a rule"), RULE_FIELDS, "rule")
         if not rule.get("name") or not rule.get("changed"):
             raise DeclarationError("a rule needs 'name' and 'changed'", raw.loc(index))
         rules.append(Rule(**{**rule, "changed": tuple(rule["changed"]), "devices": tuple(rule.get("devices", ()))}))
@@ -190,8 +193,8 @@ def _rules(raw: Any, where: Location) -> tuple[Rule, ...]:
 
 
 def _load_vllm(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> Declarations:
-    warnings: list[Warning_] = []
-    fields = s.check_fields(top, VLLM_CONFIG_FIELDS, "ci_config", lenient=True, warnings=warnings)
+    warnings: list[DeclarationWarning] = []
+    fields = check_fields(top, VLLM_CONFIG_FIELDS, "ci_config", lenient=True, warnings=warnings)
     settings = vllm_settings(
         run_all=fields.get("run_all_patterns", ()),
         run_all_exclude=fields.get("run_all_exclude_patterns", ()),
@@ -220,7 +223,7 @@ def _build_values(fields: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 def _load_legacy(root: str, path: str, top: LocDict, environ: Mapping[str, str]) -> Declarations:
-    warnings: list[Warning_] = []
+    warnings: list[DeclarationWarning] = []
     raw_steps = top["steps"]
     is_amd = any(isinstance(item, dict) and "agent_pool" in item for item in raw_steps)
     tag = environ.get(LEGACY_MIRROR_TAG_ENV, LEGACY_MIRROR_TAG_DEFAULT) if is_amd else None
@@ -235,8 +238,8 @@ def _load_legacy(root: str, path: str, top: LocDict, environ: Mapping[str, str])
             label_counts[raw["label"]] = label_counts.get(raw["label"], 0) + 1
     for index, raw in enumerate(raw_steps):
         where = raw_steps.loc(index)
-        item = s.require_mapping(raw, where, "a step")
-        fields = s.check_fields(item, LEGACY_FIELDS, "step", ignored=VLLM_IGNORED, lenient=True, warnings=warnings)
+        item = require_mapping(raw, where, "a step")
+        fields = check_fields(item, LEGACY_FIELDS, "step", ignored=VLLM_IGNORED, lenient=True, warnings=warnings)
         if "label" not in fields:
             raise DeclarationError("step has no 'label'", item.loc(), "add 'label: ...'")
         pool = fields.get("agent_pool")
@@ -274,7 +277,7 @@ def _load_legacy(root: str, path: str, top: LocDict, environ: Mapping[str, str])
 
 
 def _finish(root: str, steps: list[Step], settings: Settings, layout: str, files: list[str],
-            warnings: list[Warning_]) -> Declarations:
+            warnings: list[DeclarationWarning]) -> Declarations:
     validate_graph(steps, settings.external_steps)
     return Declarations(steps=tuple(steps), settings=settings, layout=layout,  # type: ignore[arg-type]
                         files=tuple(files), warnings=tuple(warnings), root=root)

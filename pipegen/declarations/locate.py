@@ -10,7 +10,7 @@ import re
 from typing import Mapping
 
 from pipegen.errors import DeclarationError, UsageError
-from pipegen.model import Location, Warning_
+from pipegen.model import Location, DeclarationWarning
 
 DEFAULT_CONFIGS = (".buildkite/pipegen.yaml", ".buildkite/ci_config.yaml")
 DEFAULT_INVENTORY = ".buildkite/hardware.yaml"  # the hardware inventory of pipegen's own format
@@ -59,7 +59,7 @@ def rel(root: str, path: str) -> str:
 
 
 def steps_files(root: str, entry: str, where: Location, suffixes: tuple[str, ...],
-                warnings: list[Warning_]) -> list[str]:
+                warnings: list[DeclarationWarning]) -> list[str]:
     """A steps entry: one file, or every file with one of `suffixes` below a folder (sorted: stable
     output). Any other YAML file there would be skipped without a word: each gets a warning."""
     full = os.path.join(root, entry)
@@ -83,7 +83,7 @@ def steps_files(root: str, entry: str, where: Location, suffixes: tuple[str, ...
             if name.endswith(suffixes):
                 found.append(path)
             elif name.lower().endswith(STEPS_SUFFIXES):  # a script or a note beside the steps is no declaration
-                warnings.append(Warning_(Location(path), "ignored-file", f"not loaded: the steps folder {entry} "
+                warnings.append(DeclarationWarning(Location(path), "ignored-file", f"not loaded: the steps folder {entry} "
                                          f"is read for {reads} files only", f"rename it to {suffixes[0]}, or move "
                                          "it out of the folder"))
     if not found:  # steps files moved elsewhere: no step would exist, and no build would say so

@@ -14,68 +14,71 @@ from typing import Any
 
 from pipegen.buildkite.keys import valid_key
 from pipegen.declarations import buildkite_step as bk
-from pipegen.declarations import fields as s
+from pipegen.declarations.fields import (
+    Checker, anything, boolean, check_fields, entry_list, env_map, mapping, positive_int, require_mapping,
+    soft_fail, string, string_list, tag_map,
+)
 from pipegen.errors import DeclarationError, raise_all
-from pipegen.model import Location, Step, Warning_
+from pipegen.model import Location, Step, DeclarationWarning
 from pipegen.declarations.presets import AMD_GPU_DEVICES, AMD_GROUP, AMD_IMAGE_BUILD, VLLM_MOUNT_AGENT, derive_key
 from pipegen.declarations.yamlio import LocDict, LocList
 
-STEP_FIELDS: dict[str, s.Checker] = {
-    "label": s.string,
-    "key": s.string,
-    "group": s.string,
-    "working_dir": s.string,
-    "depends_on": s.string_list,
-    "commands": s.string_list,
-    "device": s.string,
-    "agent_tags": s.tag_map,
-    "num_devices": s.positive_int,
-    "num_nodes": s.positive_int,
-    "source_file_dependencies": s.entry_list,
-    "soft_fail": s.soft_fail,
-    "parallelism": s.positive_int,
-    "concurrency": s.positive_int,
-    "concurrency_group": s.string,
-    "timeout_in_minutes": s.positive_int,
-    "env": s.env_map,
-    "retry": s.mapping,
-    "optional": s.boolean,
-    "no_plugin": s.boolean,
-    "no_gpu": s.boolean,
-    "dind": s.boolean,
-    "mount_buildkite_agent": s.boolean,
-    "mirror": s.mapping,
+STEP_FIELDS: dict[str, Checker] = {
+    "label": string,
+    "key": string,
+    "group": string,
+    "working_dir": string,
+    "depends_on": string_list,
+    "commands": string_list,
+    "device": string,
+    "agent_tags": tag_map,
+    "num_devices": positive_int,
+    "num_nodes": positive_int,
+    "source_file_dependencies": entry_list,
+    "soft_fail": soft_fail,
+    "parallelism": positive_int,
+    "concurrency": positive_int,
+    "concurrency_group": string,
+    "timeout_in_minutes": positive_int,
+    "env": env_map,
+    "retry": mapping,
+    "optional": boolean,
+    "no_plugin": boolean,
+    "no_gpu": boolean,
+    "dind": boolean,
+    "mount_buildkite_agent": boolean,
+    "mirror": mapping,
 }
 # pipegen's own format adds a fan-out over hardware families.
-PIPEGEN_STEP_FIELDS = {**STEP_FIELDS, "hardware": s.string_list}
+PIPEGEN_STEP_FIELDS = {**STEP_FIELDS, "hardware": string_list}
 
-MIRROR_FIELDS: dict[str, s.Checker] = {
-    "device": s.string,
-    "depends_on": s.string_list,
-    "timeout_in_minutes": s.positive_int,
-    "soft_fail": s.soft_fail,
-    "commands": s.string_list,
-    "env": s.env_map,
-    "source_file_dependencies": s.entry_list,
-    "optional": s.boolean,
-    "label": s.string,
-    "dind": s.boolean,
-    "no_gpu": s.boolean,
-    "num_devices": s.positive_int,
-    "num_gpus": s.positive_int,
-    "num_nodes": s.positive_int,
-    "working_dir": s.string,
-    "no_plugin": s.boolean,
-    "concurrency": s.positive_int,
-    "concurrency_group": s.string,
-    "agent_tags": s.tag_map,
+MIRROR_FIELDS: dict[str, Checker] = {
+    "device": string,
+    "depends_on": string_list,
+    "timeout_in_minutes": positive_int,
+    "soft_fail": soft_fail,
+    "commands": string_list,
+    "env": env_map,
+    "source_file_dependencies": entry_list,
+    "optional": boolean,
+    "label": string,
+    "dind": boolean,
+    "no_gpu": boolean,
+    "num_devices": positive_int,
+    "num_gpus": positive_int,
+    "num_nodes": positive_int,
+    "working_dir": string,
+    "no_plugin": boolean,
+    "concurrency": positive_int,
+    "concurrency_group": string,
+    "agent_tags": tag_map,
 }
 
 # Fields vLLM's generator drops without a word, and what was meant.
 VLLM_IGNORED = {"num_gpus": "num_devices", "gpu": "device", "torch_nightly": "", "autorun_on_main": "", "fast_check": ""}
 
-FILE_FIELDS = {"group": s.string, "depends_on": s.string_list, "steps": s.anything}
-PIPEGEN_FILE_FIELDS = {**FILE_FIELDS, "defaults": s.anything}  # defaults: fields every step inherits
+FILE_FIELDS = {"group": string, "depends_on": string_list, "steps": anything}
+PIPEGEN_FILE_FIELDS = {**FILE_FIELDS, "defaults": anything}  # defaults: fields every step inherits
 
 
 def load_steps_file(
@@ -83,15 +86,15 @@ def load_steps_file(
     relpath: str,
     *,
     vllm: bool,
-    warnings: list[Warning_],
+    warnings: list[DeclarationWarning],
     default_working_dir: str | None = None,
 ) -> list[Step]:
     """Expand one parsed steps file into Steps."""
     if data is None:  # a file just created in a steps folder
         raise DeclarationError("the steps file is empty", Location(relpath, 1, 1),
                                "write 'group: <name>' and 'steps:' with '- label: ...' items, or delete the file")
-    top = s.require_mapping(data, Location(relpath, 1, 1), "a steps file")
-    head = s.check_fields(top, FILE_FIELDS if vllm else PIPEGEN_FILE_FIELDS, "steps-file", lenient=vllm,
+    top = require_mapping(data, Location(relpath, 1, 1), "a steps file")
+    head = check_fields(top, FILE_FIELDS if vllm else PIPEGEN_FILE_FIELDS, "steps-file", lenient=vllm,
                           warnings=warnings)
     defaults = None if vllm else bk.check_defaults(top.get("defaults"), top.loc("defaults"))
     steps = top.get("steps")
@@ -127,12 +130,12 @@ def load_steps_file(
 
 
 def _step_fields(raw: Any, where: Location, vllm: bool, defaults: Any,
-                 warnings: list[Warning_]) -> tuple[LocDict, dict[str, Any]]:
+                 warnings: list[DeclarationWarning]) -> tuple[LocDict, dict[str, Any]]:
     """A step's mapping (with the file's defaults) and its checked fields."""
     bk.command_step_only(raw, where)
-    item = s.require_mapping(raw, where, "a step")
+    item = require_mapping(raw, where, "a step")
     if vllm:
-        fields = s.check_fields(item, STEP_FIELDS, "step", ignored=VLLM_IGNORED, lenient=True, warnings=warnings)
+        fields = check_fields(item, STEP_FIELDS, "step", ignored=VLLM_IGNORED, lenient=True, warnings=warnings)
     else:
         item = bk.with_defaults(defaults, item)
         fields, theirs = bk.split(item, PIPEGEN_STEP_FIELDS)
@@ -161,7 +164,7 @@ def _is_amd_gpu(device: str | None) -> bool:
 
 def _expand(
     fields: dict[str, Any], item: LocDict, where: Location, group: str, depends_on: tuple[str, ...],
-    deps: tuple[str, ...], working_dir: str | None, vllm: bool, warnings: list[Warning_],
+    deps: tuple[str, ...], working_dir: str | None, vllm: bool, warnings: list[DeclarationWarning],
 ) -> list[Step]:
     _check_pairs(fields, item)
     label = fields["label"]
@@ -243,19 +246,19 @@ def _fan_out(hardware: tuple[str, ...], fields: dict[str, Any], item: LocDict, k
 
 
 def _mirrors(mirror: Any, item: LocDict, key: str, common: dict[str, Any], vllm: bool,
-             warnings: list[Warning_]) -> list[Step]:
+             warnings: list[DeclarationWarning]) -> list[Step]:
     where = item.loc("mirror")
     for name in mirror:
         if name == "amd":
             continue
         if not vllm:
             raise DeclarationError(f"unknown mirror '{name}'", mirror.loc(name), "the only mirror is 'amd'")
-        warnings.append(Warning_(mirror.loc(name), "ignored-field", f"mirror '{name}' is ignored by vLLM's generator",
+        warnings.append(DeclarationWarning(mirror.loc(name), "ignored-field", f"mirror '{name}' is ignored by vLLM's generator",
                                  "only 'mirror.amd' creates a step"))
     if "amd" not in mirror:
         return []
-    amd = s.require_mapping(mirror["amd"], where, "mirror.amd")
-    fields = s.check_fields(amd, MIRROR_FIELDS, "mirror.amd", lenient=vllm, warnings=warnings)
+    amd = require_mapping(mirror["amd"], where, "mirror.amd")
+    fields = check_fields(amd, MIRROR_FIELDS, "mirror.amd", lenient=vllm, warnings=warnings)
     if "device" not in fields:
         raise DeclarationError("mirror.amd has no 'device'", amd.loc(), "add e.g. 'device: mi325_1'")
     device = fields["device"]

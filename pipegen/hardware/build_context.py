@@ -151,34 +151,34 @@ VARIANT_FIELDS = ("name", "branch", "env", "values", "docker_options")
 
 def parse_build(raw: Any, where: Any) -> BuildSpec:
     """An inventory's `build:` mapping (as yamlio reads it) -> BuildSpec; errors name the line."""
-    from pipegen.declarations import fields as s
+    from pipegen.declarations.fields import anything, check_fields, env_map, require_mapping, string
     from pipegen.errors import DeclarationError
 
-    top = s.check_fields(s.require_mapping(raw, where, "'build'"), dict.fromkeys(BUILD_FIELDS, s.anything), "build")
+    top = check_fields(require_mapping(raw, where, "'build'"), dict.fromkeys(BUILD_FIELDS, anything), "build")
     variants = []
     for index, item in enumerate(_list(top.get("variants"), raw, "variants")):
         at = raw["variants"].loc(index)
-        variant = s.check_fields(s.require_mapping(item, at, "a variant"), dict.fromkeys(VARIANT_FIELDS, s.anything),
+        variant = check_fields(require_mapping(item, at, "a variant"), dict.fromkeys(VARIANT_FIELDS, anything),
                                  "variant")
         if not variant.get("name"):
             raise DeclarationError("a build variant needs a 'name'", at, "add e.g. 'name: postmerge'")
         options = variant.get("docker_options")
-        options = s.require_mapping(options, at, "'docker_options'") if options is not None else {}
-        variants.append(Variant(name=s.string(variant["name"], at), branch=variant.get("branch"),
-                                env=s.env_map(variant.get("env") or {}, at),
-                                values=s.env_map(variant.get("values") or {}, at),
+        options = require_mapping(options, at, "'docker_options'") if options is not None else {}
+        variants.append(Variant(name=string(variant["name"], at), branch=variant.get("branch"),
+                                env=env_map(variant.get("env") or {}, at),
+                                values=env_map(variant.get("values") or {}, at),
                                 docker_options=tuple((str(k), v) for k, v in options.items())))
     variables = []
     for index, item in enumerate(_list(top.get("variables"), raw, "variables")):
         if not (isinstance(item, list) and len(item) == 2):
             raise DeclarationError("a build variable is [NAME, value]", raw["variables"].loc(index),
                                    "write e.g. '[REGISTRY, \"{registry}\"]'")
-        variables.append((s.string(item[0], where), s.string(item[1], where)))
+        variables.append((string(item[0], where), string(item[1], where)))
     quotes, preview = top.get("quotes"), top.get("preview", "blank")
     if quotes not in (None, "double") or preview not in ("blank", "delete"):
         raise DeclarationError("build 'quotes' may be 'double', 'preview' 'blank' or 'delete'", where)
-    return BuildSpec(values=s.env_map(top.get("values") or {}, where), variants=tuple(variants),
-                     variables=tuple(variables), variables_when=s.env_map(top.get("variables_when") or {}, where),
+    return BuildSpec(values=env_map(top.get("values") or {}, where), variants=tuple(variants),
+                     variables=tuple(variables), variables_when=env_map(top.get("variables_when") or {}, where),
                      branch_pattern=top.get("branch_pattern"), quotes=quotes,
                      preview=preview)
 

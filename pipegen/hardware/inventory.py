@@ -29,7 +29,7 @@ import functools
 import os
 from typing import Any, Mapping
 
-from pipegen.declarations import fields as s
+from pipegen.declarations.fields import Checker, anything, check_fields, require_mapping, string, string_list, tag_map
 from pipegen.errors import DeclarationError
 from pipegen.hardware.placement import (DEFAULT_FILE, DOCKER_PLUGIN, PLAIN, TEMPLATE_KINDS, VENDORS, Family, Inventory,
                                         Route, Template)
@@ -101,7 +101,7 @@ def _extended_preset(path: str) -> Inventory:
     from pipegen.declarations.yamlio import load_file
 
     preset, own = _preset_data(), load_file(path, DEFAULT_FILE)
-    s.require_mapping(own, Location(DEFAULT_FILE, 1, 1), "the hardware inventory")
+    require_mapping(own, Location(DEFAULT_FILE, 1, 1), "the hardware inventory")
     merged = _merge(preset, own)
     for name in ("templates", "families"):
         if isinstance(own.get(name), dict):
@@ -130,39 +130,39 @@ def _join(first: Any, then: Any) -> Any:
 
 
 def _optional_string(value: Any, where: Location) -> str | None:
-    return None if value is None else s.string(value, where)
+    return None if value is None else string(value, where)
 
 
-INVENTORY_FIELDS: dict[str, s.Checker] = {
-    "default": s.string, "no_gpu": s.string, "templates": s.anything, "families": s.anything, "routes": s.anything,
-    "build": s.anything,
+INVENTORY_FIELDS: dict[str, Checker] = {
+    "default": string, "no_gpu": string, "templates": anything, "families": anything, "routes": anything,
+    "build": anything,
 }
-ROUTE_FIELDS: dict[str, s.Checker] = {"label": s.string, "key": s.string, "family": s.string}
-FAMILY_FIELDS: dict[str, s.Checker] = {
-    "vendor": s.anything, "arch": _optional_string, "queue": s.string, "queues": s.anything,
-    "template": s.anything, "agents": s.tag_map, "description": s.anything,
+ROUTE_FIELDS: dict[str, Checker] = {"label": string, "key": string, "family": string}
+FAMILY_FIELDS: dict[str, Checker] = {
+    "vendor": anything, "arch": _optional_string, "queue": string, "queues": anything,
+    "template": anything, "agents": tag_map, "description": anything,
 }
-TEMPLATE_FIELDS: dict[str, s.Checker] = {
-    "kind": s.anything, "plugin": _optional_string, "image": _optional_string, "gpus": _optional_string,
-    "volumes": s.string_list, "environment": s.string_list, "devices": s.string_list, "options": s.anything,
-    "pod_spec": s.anything, "podSpec": s.anything, "setup": s.anything, "wrap": _optional_string,
-    "file": _optional_string, "description": s.anything, "job": s.anything,
+TEMPLATE_FIELDS: dict[str, Checker] = {
+    "kind": anything, "plugin": _optional_string, "image": _optional_string, "gpus": _optional_string,
+    "volumes": string_list, "environment": string_list, "devices": string_list, "options": anything,
+    "pod_spec": anything, "podSpec": anything, "setup": anything, "wrap": _optional_string,
+    "file": _optional_string, "description": anything, "job": anything,
 }
 
 
 def parse_inventory(data: Any, source: str) -> Inventory:
     """Validate an inventory as yamlio reads it (LocDict: every error names its line)."""
-    top = s.require_mapping(data, Location(source, 1, 1), "the hardware inventory")
-    fields = s.check_fields(top, INVENTORY_FIELDS, "hardware inventory")
+    top = require_mapping(data, Location(source, 1, 1), "the hardware inventory")
+    fields = check_fields(top, INVENTORY_FIELDS, "hardware inventory")
     templates: dict[str, Template] = {"plain": PLAIN}
     if fields.get("templates") is not None:
-        raw_templates = s.require_mapping(fields["templates"], top.loc("templates"), "'templates'")
+        raw_templates = require_mapping(fields["templates"], top.loc("templates"), "'templates'")
         for name, raw in raw_templates.items():
             templates[str(name)] = _template(str(name), raw, raw_templates.loc(name))
     if not fields.get("families"):
         raise DeclarationError("the hardware inventory has no 'families'", top.loc(),
                                "add 'families:' with at least one family (e.g. 'cpu: {vendor: cpu, queue: cpu-queue}')")
-    raw_families = s.require_mapping(fields["families"], top.loc("families"), "'families'")
+    raw_families = require_mapping(fields["families"], top.loc("families"), "'families'")
     families = [_family(str(name), raw, raw_families.loc(name), templates) for name, raw in raw_families.items()]
     known = sorted(f.name for f in families)
     for field_name in ("default", "no_gpu"):
@@ -176,7 +176,7 @@ def parse_inventory(data: Any, source: str) -> Inventory:
         raise DeclarationError("'routes' must be a list", top.loc("routes"))
     for index, raw in enumerate(raw_routes):
         where = raw_routes.loc(index)
-        route = s.check_fields(s.require_mapping(raw, where, "a route"), ROUTE_FIELDS, "route")
+        route = check_fields(require_mapping(raw, where, "a route"), ROUTE_FIELDS, "route")
         if not route.get("family") or not (route.get("label") or route.get("key")):
             raise DeclarationError("a route needs 'family' and 'label' or 'key'", where)
         if route["family"] not in known:
@@ -193,8 +193,8 @@ def parse_inventory(data: Any, source: str) -> Inventory:
 
 
 def _family(name: str, raw: Any, where: Location, templates: Mapping[str, Template]) -> Family:
-    raw = s.require_mapping(raw, where, f"family '{name}'")
-    item = s.check_fields(raw, FAMILY_FIELDS, f"family '{name}'")
+    raw = require_mapping(raw, where, f"family '{name}'")
+    item = check_fields(raw, FAMILY_FIELDS, f"family '{name}'")
     vendor = item.get("vendor")
     if vendor not in VENDORS:
         raise DeclarationError(f"family '{name}' needs 'vendor' (one of {', '.join(VENDORS)}), got {vendor!r}",
@@ -205,7 +205,7 @@ def _family(name: str, raw: Any, where: Location, templates: Mapping[str, Templa
     if "queue" in item:
         queues = [(0 if vendor == "cpu" else 1, item["queue"])]
     elif "queues" in item:
-        table = s.require_mapping(item["queues"], raw.loc("queues"), f"'queues' of family '{name}'")
+        table = require_mapping(item["queues"], raw.loc("queues"), f"'queues' of family '{name}'")
         for count, queue in table.items():
             qwhere = table.loc(count)
             if isinstance(count, str) and count.isdigit():
@@ -216,7 +216,7 @@ def _family(name: str, raw: Any, where: Location, templates: Mapping[str, Templa
             if vendor == "cpu" and count != 0:
                 raise DeclarationError(f"CPU family '{name}' cannot have a queue for {count} GPUs", qwhere,
                                        "use 0 as the count, or another vendor")
-            queues.append((count, s.string(queue, qwhere)))
+            queues.append((count, string(queue, qwhere)))
     else:
         raise DeclarationError(f"family '{name}' has no 'queue' or 'queues'", where,
                                "add 'queues: {1: QUEUE, 2: QUEUE, ...}' (CPU: 'queue: QUEUE')")
@@ -240,8 +240,8 @@ def _family(name: str, raw: Any, where: Location, templates: Mapping[str, Templa
 
 
 def _template(name: str, raw: Any, where: Location) -> Template:
-    raw = s.require_mapping(raw, where, f"template '{name}'")
-    item = s.check_fields(raw, TEMPLATE_FIELDS, f"template '{name}'")
+    raw = require_mapping(raw, where, f"template '{name}'")
+    item = check_fields(raw, TEMPLATE_FIELDS, f"template '{name}'")
     kind = item.get("kind", "plain")
     if kind not in TEMPLATE_KINDS:
         raise DeclarationError(f"template '{name}' has unknown kind {kind!r}", raw.loc("kind"),

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipegen.declarations import fields as s
+from pipegen.declarations.fields import (
+    Checker, anything, boolean, check_fields, choice, env_map, mapping, positive_int, require_mapping, string,
+    string_list,
+)
 from pipegen.errors import DeclarationError
 from pipegen.hardware.placement import JobFields, SetupCommand
 from pipegen.model import Location
 
-JOB_FIELDS: dict[str, s.Checker] = {
-    "env": s.env_map, "retry": s.mapping, "retry_mode": s.choice("add", "replace"), "priority": s.anything,
-    "artifact_paths": s.string_list, "default_timeout": s.positive_int, "max_timeout": s.positive_int,
-    "runner": s.string, "commands_env": s.string, "block_waits": s.boolean,
+JOB_FIELDS: dict[str, Checker] = {
+    "env": env_map, "retry": mapping, "retry_mode": choice("add", "replace"), "priority": anything,
+    "artifact_paths": string_list, "default_timeout": positive_int, "max_timeout": positive_int,
+    "runner": string, "commands_env": string, "block_waits": boolean,
 }
 
 
@@ -22,19 +25,19 @@ def setup_commands(raw: Any, where: Location) -> tuple[SetupCommand, ...]:
     for index, item in enumerate(raw or ()):
         at = raw.loc(index) if hasattr(raw, "loc") else where
         if isinstance(item, dict):
-            fields = s.check_fields(item, {"run": s.string, "min_gpus": s.positive_int}, "setup command")
+            fields = check_fields(item, {"run": string, "min_gpus": positive_int}, "setup command")
             if "run" not in fields:
                 raise DeclarationError("a setup command needs 'run'", at, "write '{run: COMMAND, min_gpus: 2}'")
             out.append(SetupCommand(fields["run"], fields.get("min_gpus", 0)))
         else:
-            out.append(SetupCommand(s.string(item, at)))
+            out.append(SetupCommand(string(item, at)))
     return tuple(out)
 
 
 def job_fields(raw: Any, where: Location, name: str) -> JobFields:
     if raw is None:
         return JobFields()
-    fields = s.check_fields(s.require_mapping(raw, where, f"'job' of template '{name}'"), JOB_FIELDS, "template job")
+    fields = check_fields(require_mapping(raw, where, f"'job' of template '{name}'"), JOB_FIELDS, "template job")
     if ("runner" in fields) != ("commands_env" in fields):
         raise DeclarationError(f"'job' of template '{name}' needs 'runner' and 'commands_env' together", where,
                                "add the missing one")
