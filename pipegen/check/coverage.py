@@ -1,6 +1,6 @@
 """Do a step's tests exist, does a change to them select the step, and are their imports covered? Pure.
 
-The test paths come from the step's commands (test_refs.py). A
+The test paths come from the step's commands (command_paths.py). A
 test whose change does not select its own step, or a repository file the
 test imports that no entry covers, is a silent skip waiting to happen:
 the change breaks the test and CI never runs it.
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from pipegen.check.entries import declared, either, nearest
-from pipegen.check.test_refs import TestRef, extract
+from pipegen.check.command_paths import CommandPath, extract
 from pipegen.selection.decide import always_run_pattern
 from pipegen.check.file_index import FileIndex, bits
 from pipegen.check.findings import Finding
@@ -28,7 +28,7 @@ class StepTests:
     """One step's test files, resolved against the tracked files."""
 
     step: Step
-    files: dict[str, TestRef] = field(default_factory=dict)  # test file -> the ref that names it
+    files: dict[str, CommandPath] = field(default_factory=dict)  # test file -> the ref that names it
     findings: list[Finding] = field(default_factory=list)
 
 
@@ -87,14 +87,14 @@ def selection_findings(tests: StepTests, decl: Declarations, cover: int, index: 
                         f"step '{declared(step)}' runs {len(tests.files)} test file(s) but has no source_file_dependencies: "
                         "no change selects it, it waits to be unblocked", "add the folders it tests to "
                         "source_file_dependencies, or mark it 'optional: true' if it is manual", declared(step))]
-    by_ref: dict[TestRef, list[str]] = {}
+    by_ref: dict[CommandPath, list[str]] = {}
     for path, ref in tests.files.items():
         if not cover >> index.bit[path] & 1:
             by_ref.setdefault(ref, []).append(path)
     return [_not_selecting(step, ref, paths) for ref, paths in by_ref.items()]
 
 
-def _not_selecting(step: Step, ref: TestRef, paths: list[str]) -> Finding:
+def _not_selecting(step: Step, ref: CommandPath, paths: list[str]) -> Finding:
     first = paths[0]
     _hit, dropped = explain(step.dependencies, first, step.dependency_kind)
     if dropped:

@@ -9,7 +9,7 @@ third-party packages) is ignored. A resolved module brings its packages'
 is a module; `pytest_plugins = [...]` counts as imports. Imports under
 `if TYPE_CHECKING:` never run, so they do not count.
 
-Each file is read and scanned once (commands/check_cache.py keeps the scans). Closures are bit masks over a caller's
+Each file is read and scanned once (check/scan_cache.py keeps the scans). Closures are bit masks over a caller's
 file numbering: strongly connected components (import cycles) are found
 once, and each component's closure is the union of its successors'.
 """

@@ -18,7 +18,7 @@ from pipegen.audit.replay import Audit, Outcome, compare, replay
 from pipegen.audit.report import AuditReport, format_audit
 from pipegen.errors import EXIT_FINDINGS, DeclarationError, UsageError
 from pipegen.model import Declarations
-from pipegen.selection.git import Git, GitFailed
+from pipegen.git import Git
 
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
@@ -31,7 +31,7 @@ def main(root: str, config: str | None, *, last: int | None, rev_range: str | No
     from pipegen.declarations.load import load
 
     decl = load(root, config, environ)
-    git = _Git(root, environ)
+    git = Git(root, environ, instead="", command="pipegen audit")
     commits, described = _history(git, last, rev_range)
     minutes = _durations(durations) if durations else None
     bar = _progress_bar(progress, len(commits) * (2 if compare_ref else 1))
@@ -46,32 +46,15 @@ def main(root: str, config: str | None, *, last: int | None, rev_range: str | No
     return format_audit(report, fmt), code
 
 
-class _Git:
-    """selection/git.py's Git, whose failures name what to pass instead."""
-
-    def __init__(self, root: str, environ: Mapping[str, str]):
-        try:
-            self.git = Git(root, environ)
-        except UsageError as exc:
-            raise UsageError(exc.message, fix="run pipegen audit inside a git checkout: it replays its history") from None
-
-    def __call__(self, *args: str, what: str) -> bytes:
-        try:
-            return self.git.raw(*args)
-        except GitFailed as exc:
-            last = exc.stderr.splitlines()[-1] if exc.stderr else "failed"
-            raise UsageError(f"git {args[0]}: {last}", fix=f"pass {what} (run pipegen audit inside a git checkout)") from None
-
-
-def _history(git: _Git, last: int | None, rev_range: str | None) -> tuple[list[Commit], str]:
+def _history(git: Git, last: int | None, rev_range: str | None) -> tuple[list[Commit], str]:
     if last is not None and rev_range:
         raise UsageError("--last and --range both given", fix="pass one of them")
     if rev_range and ".." not in rev_range:
         raise UsageError(f"--range '{rev_range}' is not a range", fix="write it as A..B (the commits after A up to B)")
     spec = [rev_range] if rev_range else ["-n", str(last or DEFAULT_LAST), "HEAD"]
     output = git("log", "--first-parent", "--diff-merges=first-parent", "--no-renames", "--name-status", "-z",
-                 LOG_FORMAT, *spec, "--", what="commits that exist: --last N or --range A..B")
-    commits = parse_log(output.decode("utf-8", "surrogateescape"))
+                 LOG_FORMAT, *spec, "--", fix="pass commits that exist: --last N or --range A..B")
+    commits = parse_log(output)
     described = rev_range or f"--last {last or DEFAULT_LAST}"
     if not commits:
         raise UsageError(f"no commits in {described}", fix="name a range with commits: --range A..B, A before B")
@@ -120,19 +103,18 @@ def _weights(decl: Declarations) -> dict[str, int]:
     return out
 
 
-def _declarations_at(git: _Git, ref: str, decl: Declarations, environ: Mapping[str, str]) -> Declarations:
+def _declarations_at(git: Git, ref: str, decl: Declarations, environ: Mapping[str, str]) -> Declarations:
     """The declarations as they are at `ref`: the folders of the working tree's declaration files, from
     `git archive` into a temporary folder."""
     from pipegen.declarations.load import load
 
-    git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", what=f"--compare REF: a commit ('{ref}' is not)")
+    git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", fix=f"pass --compare REF: a commit ('{ref}' is not)")
     folders = sorted({posixpath.dirname(f) or f for f in decl.files})
     folders = [f for f in folders if not any(f.startswith(o + "/") for o in folders)]
-    present = [p for p in git("ls-tree", "-z", "--name-only", ref, "--", *folders, what="--compare REF")
-               .decode("utf-8", "surrogateescape").split("\0") if p]
+    present = git.paths("ls-tree", "-z", "--name-only", ref, "--", *folders, fix="pass --compare REF: a commit")
     with tempfile.TemporaryDirectory(prefix="pipegen-audit-") as tmp:
         if present:
-            tar = git("archive", "--format=tar", ref, "--", *present, what="--compare REF")
+            tar = git.raw("archive", "--format=tar", ref, "--", *present, fix="pass --compare REF: a commit")
             with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
                 archive.extractall(tmp, filter="data")
         try:

@@ -6,7 +6,7 @@ import os
 from typing import Mapping
 
 from pipegen.check.checker import Inputs, check
-from pipegen.commands.check_cache import ScanCache
+from pipegen.check.scan_cache import ScanCache
 from pipegen.check.findings import Finding, Report, format_report
 from pipegen.errors import EXIT_FINDINGS, EXIT_USAGE, DeclarationError
 from pipegen.model import Declarations, Location
@@ -65,7 +65,7 @@ def _scans(root: str, tracked_files: str | None, environ: Mapping[str, str]) -> 
         from pipegen.selection.chain import read_file_list
 
         return ScanCache(root, set(read_file_list(tracked_files, "--tracked-files")))
-    from pipegen.selection.git import index_blobs
+    from pipegen.git import index_blobs
 
     blobs, dirty = index_blobs(root, environ)
     return ScanCache(root, set(blobs), blobs, dirty)

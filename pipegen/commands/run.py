@@ -82,11 +82,11 @@ def current_branch(root: str, environ: Mapping[str, str], runs: Sequence[Planned
         return None
     if environ.get("BUILDKITE_BRANCH"):
         return environ["BUILDKITE_BRANCH"]
-    from pipegen.selection.git import Git, GitFailed
+    from pipegen.git import Git
 
     try:  # through Git: its environment drops GIT_DIR/GIT_INDEX_FILE, which would name another repository's branch
         name = Git(root, environ)("rev-parse", "--abbrev-ref", "HEAD").strip()
-    except (UsageError, GitFailed, OSError):
+    except (UsageError, OSError):  # GitFailed is a UsageError
         return None
     return name if name and name != "HEAD" else None
 

@@ -111,7 +111,7 @@ def _json_keys(name: str, text: str) -> tuple[str, ...]:
 def read_changes(args: SelectArgs, decl: Declarations, environ: Mapping[str, str]) -> ChangeSet:
     if args.files_from:
         return _listed_changes(args)
-    from pipegen.selection.git import changed_files
+    from pipegen.selection.changes import changed_files
 
     changes = changed_files(
         args.root,

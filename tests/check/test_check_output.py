@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from pipegen.check.findings import MAX_LINES
 from pipegen.cli import cli
-from pipegen.commands import check_cache
+from pipegen.check import scan_cache
 from tests.check.test_check import CLEAN_STEP, check, make_repo, only
 from tests.helpers import commit_files, git, write_files
 
@@ -92,8 +92,8 @@ def test_json_keeps_every_finding(tmp_path):
 def scans(monkeypatch):
     """Count the files scanned (not taken from the cache)."""
     calls: list[str] = []
-    real = check_cache.scan_imports
-    monkeypatch.setattr(check_cache, "scan_imports", lambda text: calls.append(text) or real(text))
+    real = scan_cache.scan_imports
+    monkeypatch.setattr(scan_cache, "scan_imports", lambda text: calls.append(text) or real(text))
     return calls
 
 
@@ -138,7 +138,7 @@ def test_the_cache_keeps_the_current_tree_first_then_older_scans_up_to_its_limit
     commit_files(root, {"tests/test_core.py": "from mypkg import m00\n"})
     check(root)
     assert stored() == first | {blob()}  # under LIMIT: the older blob stays
-    monkeypatch.setattr(check_cache, "LIMIT", len(first))
+    monkeypatch.setattr(scan_cache, "LIMIT", len(first))
     commit_files(root, {"tests/test_core.py": "from mypkg import m01\n"})
     check(root)
     assert stored() == first - {v1} | {blob()}  # at LIMIT: the current tree's blobs only

@@ -127,7 +127,7 @@ def test_no_git_on_path_says_so(repo, tmp_path):
     assert result.exit_code == 2 and "git is not installed" in result.stderr and "--files-from" in result.stderr
     assert "not a git repository" not in result.stderr
     from pipegen.errors import UsageError
-    from pipegen.selection.git import Git
+    from pipegen.git import Git
 
     with pytest.raises(UsageError, match="not a git repository"):  # a folder that is gone is no missing git
         Git(str(tmp_path / "gone"), {"PATH": os.environ["PATH"]})
@@ -274,7 +274,7 @@ def test_unrelated_histories_select_everything(repo):
 
 
 def test_base_candidates_follow_buildkite_order():
-    from pipegen.selection.git import base_candidates
+    from pipegen.selection.changes import base_candidates
 
     env = {"BUILDKITE_GIT_DIFF_BASE": "abc123", "BUILDKITE_PULL_REQUEST": "7",
            "BUILDKITE_PULL_REQUEST_BASE_BRANCH": "release", "BUILDKITE_PIPELINE_DEFAULT_BRANCH": "trunk"}

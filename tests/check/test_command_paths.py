@@ -1,10 +1,10 @@
-"""Test paths named by step commands (test_refs.py)."""
+"""Test paths named by step commands (command_paths.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from pipegen.check.test_refs import extract
+from pipegen.check.command_paths import extract
 from pipegen.buildkite.workdir import map_workdir
 
 VLLM = (("/vllm-workspace", ""),)

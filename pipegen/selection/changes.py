@@ -1,11 +1,6 @@
-"""The changed files of the work in a git repository (the I/O edge of `changes`).
+"""The change set: the files changed between the merge base and HEAD (git through pipegen/git.py).
 
-git itself runs, as pre-commit runs it: through subprocess, with NUL-separated
-output (odd file names survive) and an environment cleaned of GIT_* variables
-that would point git at another work tree or index (git sets GIT_INDEX_FILE
-inside hooks). Not through GitPython: its `execute(env=...)` only adds
-variables and cannot remove one, and importing it cost ~30 ms of every
-`render` only to find the work tree, which `git rev-parse` does. Renames are split into a
+The base is the first candidate ref that resolves, in Buildkite's order. Renames are split into a
 deletion and an addition, so a file moved out of a watched folder still
 selects the folder's steps. Whenever the diff cannot be computed the
 ChangeSet says so (`trusted=False`) and the decision stage selects
@@ -14,74 +9,11 @@ everything: fail safe, never fail quiet.
 
 from __future__ import annotations
 
-import os
-import subprocess
 from typing import Mapping, Sequence
 
 from pipegen.errors import UsageError
+from pipegen.git import Git, GitFailed, in_ci
 from pipegen.model import ChangeSet
-
-# GIT_* variables that do not redirect git to another repository or index.
-_KEEP = {"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSL_CAINFO", "GIT_SSL_NO_VERIFY", "GIT_CONFIG_NOSYSTEM",
-         "GIT_ASKPASS", "GIT_TERMINAL_PROMPT", "GIT_HTTP_PROXY_AUTHMETHOD"}
-
-
-def clean_env(environ: Mapping[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in environ.items() if not k.startswith("GIT_") or k in _KEEP}
-    env["LC_ALL"] = "C"
-    return env
-
-
-TRUE_VALUES = ("true", "1", "yes")
-
-
-def in_ci(environ: Mapping[str, str]) -> bool:
-    """Only a true value counts: `CI=false` or `CI=0` on a laptop must not hide uncommitted work."""
-    return any(environ.get(name, "").strip().lower() in TRUE_VALUES for name in ("CI", "BUILDKITE"))
-
-
-class Git:
-    """git at the top level of the repository holding `root`; each call returns stdout, or raises GitFailed."""
-
-    def __init__(self, root: str, environ: Mapping[str, str], without_git: str = "--files-from FILE"):
-        self._env = clean_env(environ)
-        try:
-            self.top = self._run(root, ("rev-parse", "--show-toplevel")).decode("utf-8", "surrogateescape").rstrip("\n")
-        except (GitFailed, OSError) as exc:
-            if isinstance(exc, FileNotFoundError) and exc.filename == "git":  # a slim CI image, not a wrong folder
-                raise UsageError("git is not installed (no 'git' on PATH)",
-                                 fix=f"install git in the image that runs pipegen, or pass {without_git}") from None
-            raise UsageError(f"not a git repository: {os.path.abspath(root)}",
-                             fix=f"run pipegen inside a git checkout, or pass {without_git}") from None
-
-    def _run(self, cwd: str, args: tuple[str, ...]) -> bytes:
-        proc = subprocess.run(["git", *args], cwd=cwd, env=self._env, capture_output=True)
-        if proc.returncode != 0:
-            stderr = proc.stderr.decode("utf-8", "replace").strip()
-            raise GitFailed(" ".join(args), stderr or f"exit status {proc.returncode}")
-        return proc.stdout
-
-    def raw(self, *args: str) -> bytes:
-        return self._run(self.top, args)
-
-    def __call__(self, *args: str) -> str:
-        return self.raw(*args).decode("utf-8", "surrogateescape")
-
-    def resolves(self, ref: str) -> str | None:
-        try:
-            return self("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip() or None
-        except GitFailed:
-            return None
-
-    def paths(self, *args: str) -> list[str]:
-        return [p for p in self(*args).split("\0") if p]
-
-
-class GitFailed(Exception):
-    def __init__(self, command: str, stderr: str):
-        super().__init__(f"git {command}: {stderr}")
-        self.command, self.stderr = command, stderr
-
 
 # How a candidate base ref is treated when it does not resolve.
 EXPLICIT = "explicit"  # --base / $PIPEGEN_BASE: a usage error (the user named it)
@@ -194,7 +126,7 @@ def changed_files(
             files += git.paths("ls-files", "-z", "--others", "--exclude-standard")
             how += ", with uncommitted work"
     except GitFailed as exc:
-        return ChangeSet((), base=chosen, merge_base=merge_base, trusted=False, reason=str(exc))
+        return ChangeSet((), base=chosen, merge_base=merge_base, trusted=False, reason=exc.message)
     return ChangeSet(tuple(_unique(files)), base=chosen, merge_base=merge_base, trusted=True, reason=how)
 
 
@@ -233,14 +165,3 @@ def _is_shallow(git: Git) -> bool:
 
 def _unique(paths: list[str]) -> list[str]:
     return list(dict.fromkeys(paths))
-
-
-def index_blobs(root: str, environ: Mapping[str, str]) -> tuple[dict[str, str], set[str]]:
-    """Every tracked file's blob SHA (`git ls-files -s`), and the files whose work-tree copy
-    is not that blob (`git diff-files`: edited, deleted or unmerged), so their SHA names no content."""
-    git = Git(root, environ, without_git="--tracked-files FILE")
-    blobs: dict[str, str] = {}
-    for entry in git.paths("ls-files", "-s", "-z"):
-        meta, _, path = entry.partition("\t")  # "<mode> <sha> <stage>\t<path>"
-        blobs[path] = meta.split(" ")[1]
-    return blobs, set(git.paths("diff-files", "--name-only", "-z"))

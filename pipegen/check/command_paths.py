@@ -44,7 +44,7 @@ PYTHON = re.compile(r"^python(3(\.\d+)?)?$")
 
 
 @dataclass(frozen=True)
-class TestRef:
+class CommandPath:
     """A path a command names: `path` is repo-relative, `written` as in the command."""
 
     path: str
@@ -86,14 +86,14 @@ def segments(words: list[str]) -> Iterable[list[str]]:
 
 
 def extract(commands: Sequence[str], working_dir: str | None,
-            mapping: Sequence[tuple[str, str]]) -> tuple[list[TestRef], list[str]]:
+            mapping: Sequence[tuple[str, str]]) -> tuple[list[CommandPath], list[str]]:
     """Test paths named by `commands`, and relative ones the working dir cannot place.
 
     A working dir outside every docker_workdir prefix (vLLM's "/") leaves
     relative paths unplaceable; absolute ones are still mapped.
     """
     cwd = map_workdir(working_dir, mapping)
-    refs: list[TestRef] = []
+    refs: list[CommandPath] = []
     unplaced: list[str] = []
     for index, command in enumerate(commands):
         for words in segments(tokens(command) or []):
@@ -110,7 +110,7 @@ def extract(commands: Sequence[str], working_dir: str | None,
                 path = _resolve(cwd or "", written, mapping)
                 if path is not None:
                     kept = tuple(p for p in (_resolve(cwd or "", i, mapping) for i in ignored) if p is not None)
-                    refs.append(TestRef(path, written, tool, index, kept))
+                    refs.append(CommandPath(path, written, tool, index, kept))
     return refs, unplaced
 
 

@@ -1,0 +1,99 @@
+"""git, run as pre-commit runs it: the one place pipegen calls git and maps its failures to pipegen's errors.
+
+Through subprocess, with NUL-separated output (odd file names survive) and an environment
+cleaned of GIT_* variables that would point git at another work tree or index (git sets
+GIT_INDEX_FILE inside hooks). Not through GitPython: its `execute(env=...)` only adds
+variables and cannot remove one, and importing it cost ~30 ms of every `render` only to find
+the work tree, which `git rev-parse` does.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from typing import Mapping
+
+from pipegen.errors import UsageError
+
+# GIT_* variables that do not redirect git to another repository or index.
+_KEEP = {"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSL_CAINFO", "GIT_SSL_NO_VERIFY", "GIT_CONFIG_NOSYSTEM",
+         "GIT_ASKPASS", "GIT_TERMINAL_PROMPT", "GIT_HTTP_PROXY_AUTHMETHOD"}
+
+
+def clean_env(environ: Mapping[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in environ.items() if not k.startswith("GIT_") or k in _KEEP}
+    env["LC_ALL"] = "C"
+    return env
+
+
+TRUE_VALUES = ("true", "1", "yes")
+
+
+def in_ci(environ: Mapping[str, str]) -> bool:
+    """Only a true value counts: `CI=false` or `CI=0` on a laptop must not hide uncommitted work."""
+    return any(environ.get(name, "").strip().lower() in TRUE_VALUES for name in ("CI", "BUILDKITE"))
+
+
+class GitFailed(UsageError):
+    """A git command exited non-zero: `git SUBCOMMAND: git's last line of stderr` (where git says what went
+    wrong), with the fix the caller names; `command` and `stderr` keep all of it."""
+
+    def __init__(self, args: tuple[str, ...], stderr: str, fix: str = ""):
+        last = stderr.splitlines()[-1] if stderr else "failed"
+        super().__init__(f"git {args[0]}: {last}", fix=fix)
+        self.command, self.stderr = " ".join(args), stderr
+
+
+class Git:
+    """git at the top level of the repository holding `root`; each call returns stdout, or raises GitFailed.
+
+    `command`: the pipegen command, for the fix when `root` is no git checkout; `instead`: what the user
+    can pass in place of git ("" when nothing can: audit replays git's history)."""
+
+    def __init__(self, root: str, environ: Mapping[str, str], *, instead: str = "--files-from FILE",
+                 command: str = "pipegen"):
+        self._env = clean_env(environ)
+        otherwise = f", or pass {instead}" if instead else ""
+        try:
+            self.top = self._run(root, ("rev-parse", "--show-toplevel")).decode("utf-8", "surrogateescape").rstrip("\n")
+        except (GitFailed, OSError) as exc:
+            if isinstance(exc, FileNotFoundError) and exc.filename == "git":  # a slim CI image, not a wrong folder
+                raise UsageError("git is not installed (no 'git' on PATH)",
+                                 fix=f"install git in the image that runs pipegen{otherwise}") from None
+            raise UsageError(f"not a git repository: {os.path.abspath(root)}",
+                             fix=f"run {command} inside a git checkout{otherwise}") from None
+
+    def _run(self, cwd: str, args: tuple[str, ...], fix: str = "") -> bytes:
+        proc = subprocess.run(["git", *args], cwd=cwd, env=self._env, capture_output=True)
+        if proc.returncode != 0:
+            stderr = proc.stderr.decode("utf-8", "replace").strip()
+            raise GitFailed(args, stderr or f"exit status {proc.returncode}", fix)
+        return proc.stdout
+
+    def raw(self, *args: str, fix: str = "") -> bytes:
+        """git's stdout as bytes; `fix`: what the user can do when this command fails."""
+        return self._run(self.top, args, fix)
+
+    def __call__(self, *args: str, fix: str = "") -> str:
+        return self.raw(*args, fix=fix).decode("utf-8", "surrogateescape")
+
+    def resolves(self, ref: str) -> str | None:
+        try:
+            return self("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip() or None
+        except GitFailed:
+            return None
+
+    def paths(self, *args: str, fix: str = "") -> list[str]:
+        """The NUL-separated paths git prints (`-z`)."""
+        return [p for p in self(*args, fix=fix).split("\0") if p]
+
+
+def index_blobs(root: str, environ: Mapping[str, str]) -> tuple[dict[str, str], set[str]]:
+    """Every tracked file's blob SHA (`git ls-files -s`), and the files whose work-tree copy
+    is not that blob (`git diff-files`: edited, deleted or unmerged), so their SHA names no content."""
+    git = Git(root, environ, instead="--tracked-files FILE")
+    blobs: dict[str, str] = {}
+    for entry in git.paths("ls-files", "-s", "-z"):
+        meta, _, path = entry.partition("\t")  # "<mode> <sha> <stage>\t<path>"
+        blobs[path] = meta.split(" ")[1]
+    return blobs, set(git.paths("diff-files", "--name-only", "-z"))
