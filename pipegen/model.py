@@ -1,8 +1,9 @@
 """The data that flows through pipegen: declarations in, decisions out.
 
-Everything here is plain, immutable data. Loading (declarations/), git
-(selection/git.py), deciding (selection/decide.py), placing on hardware
-(hardware/placement.py) and rendering (render/) all speak these types.
+Everything here is plain, immutable data. Loading (declarations/), the change set
+(selection/changes.py), deciding (selection/decide.py), placing on hardware
+(hardware/placement.py; the hardware's own types are hardware/model.py) and rendering (render/)
+all speak these types.
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ from typing import Any, Mapping
 
 from pipegen.declarations.fields import Checker, anything, check_fields, require_mapping, string, string_list, tag_map
 from pipegen.errors import DeclarationError
-from pipegen.hardware.placement import (DEFAULT_FILE, DOCKER_PLUGIN, PLAIN, TEMPLATE_KINDS, VENDORS, Family, Inventory,
-                                        Route, Template)
+from pipegen.declarations.locate import DEFAULT_INVENTORY
+from pipegen.hardware.model import DOCKER_PLUGIN, PLAIN, TEMPLATE_KINDS, VENDORS, Family, Inventory, Route, Template
 from pipegen.hardware.template_fields import job_fields, plain, setup_commands
 from pipegen.model import Declarations, Location
 
@@ -63,14 +63,14 @@ def _inventory(decl: Declarations) -> Inventory:
         return parse_inventory(settings.hardware_inline, where)
     if settings.hardware_file:
         return load_inventory_file(os.path.join(decl.root, settings.hardware_file), settings.hardware_file)
-    path = os.path.join(decl.root, DEFAULT_FILE)
+    path = os.path.join(decl.root, DEFAULT_INVENTORY)
     if settings.preset == "vllm":  # vLLM's current and legacy files
         return _extended_preset(path) if os.path.isfile(path) else vllm_inventory()
     if os.path.isfile(path):
-        return load_inventory_file(path, DEFAULT_FILE)
+        return load_inventory_file(path, DEFAULT_INVENTORY)
     # No inventory: every step without hardware runs on Buildkite's default queue.
     return Inventory(families=(Family(name="default", vendor="cpu", queues=()),), default="default",
-                     source=f"{DEFAULT_FILE} (absent)")
+                     source=f"{DEFAULT_INVENTORY} (absent)")
 
 
 def load_inventory_file(path: str, display: str | None = None) -> Inventory:
@@ -100,8 +100,8 @@ def _extended_preset(path: str) -> Inventory:
     replace the preset's, and its `build:` values are merged (other build keys replace)."""
     from pipegen.declarations.yamlio import load_file
 
-    preset, own = _preset_data(), load_file(path, DEFAULT_FILE)
-    require_mapping(own, Location(DEFAULT_FILE, 1, 1), "the hardware inventory")
+    preset, own = _preset_data(), load_file(path, DEFAULT_INVENTORY)
+    require_mapping(own, Location(DEFAULT_INVENTORY, 1, 1), "the hardware inventory")
     merged = _merge(preset, own)
     for name in ("templates", "families"):
         if isinstance(own.get(name), dict):
@@ -111,7 +111,7 @@ def _extended_preset(path: str) -> Inventory:
     if isinstance(own.get("build"), dict) and isinstance(own["build"].get("values"), dict):
         merged["build"] = _merge(preset["build"], own["build"])
         merged["build"]["values"] = _merge(preset["build"]["values"], own["build"]["values"])
-    return parse_inventory(merged, f"preset:vllm + {DEFAULT_FILE}")
+    return parse_inventory(merged, f"preset:vllm + {DEFAULT_INVENTORY}")
 
 
 def _merge(base: Any, over: Any) -> Any:
@@ -277,4 +277,4 @@ def _template(name: str, raw: Any, where: Location) -> Template:
     )
 
 
-__all__ = ["DEFAULT_FILE", "PRESET_FILE", "load_inventory", "load_inventory_file", "parse_inventory", "vllm_inventory"]
+__all__ = ["PRESET_FILE", "load_inventory", "load_inventory_file", "parse_inventory", "vllm_inventory"]

@@ -1,236 +1,21 @@
 """Jobs on hardware: which agent queue and which wrapper each Step gets. Pure.
 
-An *inventory* names hardware families. A family has a vendor (nvidia, amd,
-cpu, other), an architecture (sm_90, gfx942, ...), one agent queue per GPU
-count it offers (CPU families: count 0) and the template that wraps its jobs
-(a docker plugin, a Kubernetes podSpec, or plain). `place(step, inventory)`
-turns one Step into one Job; `jobs(decl, inventory)` places every step and
-fails with one DeclarationError naming the step and what is missing.
+`place(step, inventory)` turns one Step into one Job (hardware/model.py); `jobs(decl, inventory)`
+places every step and fails with one DeclarationError naming the step and what is missing.
 
 A step names its hardware with `device` (a family, or FAMILY_N / FAMILY:N
 for "family with N GPUs", which is how vLLM writes AMD pools such as
 `mi300_2`) and `num_devices`; `no_gpu` asks for the family's machine
 without GPUs. A step without a device goes to a route that matches its
 label or key, else the inventory's `default` family.
-
-This module holds the types and the placing; inventory.py reads an
-inventory (the file, the config's inline mapping, or the vLLM preset).
 """
 
 from __future__ import annotations
 
-import fnmatch
-import re
-from dataclasses import dataclass
-from typing import Any, Literal
-
+from pipegen.declarations.locate import DEFAULT_INVENTORY
 from pipegen.errors import DeclarationError
-from pipegen.model import Declarations, Location, Step
-
-Vendor = Literal["nvidia", "amd", "cpu", "other"]
-VENDORS: tuple[str, ...] = ("nvidia", "amd", "cpu", "other")
-TemplateKind = Literal["docker", "kubernetes", "plain"]
-TEMPLATE_KINDS: tuple[str, ...] = ("docker", "kubernetes", "plain")
-
-DEFAULT_FILE = ".buildkite/hardware.yaml"  # the inventory file; here because placing's messages name it
-DOCKER_PLUGIN = "docker#v5.12.0"  # a docker template's plugin unless it names one
-_COUNT_SUFFIX = re.compile(r"^(?P<family>.+?)[_:](?P<count>[0-9]+)$")
-
-
-@dataclass(frozen=True)
-class SetupCommand:
-    """A command run before a step's own; `min_gpus`: only on jobs with that many GPUs (all nodes)."""
-
-    run: str
-    min_gpus: int = 0
-
-
-@dataclass(frozen=True)
-class JobFields:
-    """What a template sets on its jobs besides the plugin (inventory `job:`).
-
-    env: added to the step's (values may use {gpus}); retry: conditions put
-    before the step's own (or instead of them, retry_mode "replace");
-    default_timeout/max_timeout: minutes when the step gives none / at most;
-    runner + commands_env: the job runs `runner`, which finds the step's
-    commands (setup and banners included) joined by ' && ' in that variable;
-    block_waits: a block step for the job waits for the job's dependencies.
-    """
-
-    env: tuple[tuple[str, str], ...] = ()
-    retry: Any = None
-    retry_mode: str = "add"
-    priority: int | None = None
-    artifact_paths: tuple[str, ...] = ()
-    default_timeout: int | None = None
-    max_timeout: int | None = None
-    runner: str | None = None
-    commands_env: str | None = None
-    block_waits: bool = False
-
-
-@dataclass(frozen=True)
-class Template:
-    """How a family's jobs are wrapped.
-
-    kind "docker": the docker plugin (`plugin`, default DOCKER_PLUGIN) with
-    `image`, `gpus` (only for jobs that use GPUs), `volumes`, `environment`,
-    `devices` and any further plugin options in `options` (verbatim).
-    kind "kubernetes": a `kubernetes:` plugin with `pod_spec` (verbatim); the
-    job's GPU count is filled into the first container's resource limits.
-    kind "plain": no plugin; commands run on the agent.
-    `setup`: commands run before the step's own (e.g. nvidia-smi).
-    `job`: fields the template sets on its jobs (JobFields).
-    `wrap`: a shell command with `{commands}`, which receives the step's
-    commands joined by ' && ' as one quoted argument (vLLM's AMD runner).
-    `file`: the Jinja template that renders the plugin (default `<kind>.j2`).
-    """
-
-    name: str
-    kind: TemplateKind = "plain"
-    plugin: str = DOCKER_PLUGIN
-    image: str | None = None
-    gpus: str | None = None
-    volumes: tuple[str, ...] = ()
-    environment: tuple[str, ...] = ()
-    devices: tuple[str, ...] = ()
-    options: tuple[tuple[str, Any], ...] = ()
-    pod_spec: Any = None
-    setup: tuple[SetupCommand, ...] = ()
-    wrap: str | None = None
-    file: str | None = None
-    job: JobFields = JobFields()
-
-    @property
-    def template_file(self) -> str:
-        return self.file or f"{self.kind}.j2"
-
-
-PLAIN = Template(name="plain")
-
-
-@dataclass(frozen=True)
-class Family:
-    """A kind of machine: vendor, architecture, one queue per GPU count."""
-
-    name: str
-    vendor: Vendor
-    queues: tuple[tuple[int, str], ...]  # (GPU count, queue), sorted by count; CPU: ((0, queue),)
-    template: Template = PLAIN
-    arch: str | None = None
-    agents: tuple[tuple[str, str], ...] = ()  # extra agent tags besides the queue
-    location: Location | None = None
-
-    @property
-    def queue_map(self) -> dict[int, str]:
-        return dict(self.queues)
-
-    @property
-    def gpu_counts(self) -> tuple[int, ...]:
-        return tuple(n for n, _ in self.queues if n > 0)
-
-    @property
-    def has_gpus(self) -> bool:
-        return bool(self.gpu_counts)
-
-    def queue(self, gpus: int) -> str | None:
-        """The queue for `gpus` GPUs; 0 GPUs on a GPU family = its smallest queue."""
-        table = self.queue_map
-        if gpus in table:
-            return table[gpus]
-        if gpus == 0 and self.queues:
-            return self.queues[0][1]
-        return None
-
-
-@dataclass(frozen=True)
-class Route:
-    """Steps without a device whose label or key matches go to `family`."""
-
-    family: str
-    label: str | None = None  # fnmatch glob
-    key: str | None = None  # fnmatch glob
-
-    def matches(self, step: Step) -> bool:
-        if self.label is not None and not fnmatch.fnmatchcase(step.label, self.label):
-            return False
-        if self.key is not None and not fnmatch.fnmatchcase(step.key, self.key):
-            return False
-        return self.label is not None or self.key is not None
-
-
-@dataclass(frozen=True)
-class Inventory:
-    families: tuple[Family, ...]
-    default: str | None = None  # family of steps that name no hardware
-    no_gpu: str | None = None  # family of no_gpu steps that name no hardware
-    routes: tuple[Route, ...] = ()
-    source: str = ""  # the file it came from, or "preset:vllm"
-    build: Any = None  # build_context.BuildSpec: how a build's facts change the jobs
-
-    def family(self, name: str) -> Family | None:
-        for family in self.families:
-            if family.name == name:
-                return family
-        return None
-
-    def names(self) -> list[str]:
-        return [f.name for f in self.families]
-
-    def resolve(self, device: str) -> tuple[Family, int | None] | None:
-        """A device name -> (family, GPU count fixed by the name, or None)."""
-        family = self.family(device)
-        if family is not None:
-            return family, None
-        match = _COUNT_SUFFIX.match(device)
-        if match:
-            family = self.family(match["family"])
-            if family is not None:
-                return family, int(match["count"])
-        return None
-
-
-@dataclass(frozen=True)
-class Job:
-    """One step placed on one family: what render and run need to know."""
-
-    step: Step
-    family: Family
-    gpus: int  # GPUs the job uses (0: none)
-    queue: str | None  # None: Buildkite's default queue (no inventory)
-    agents: tuple[tuple[str, str], ...] = ()  # all agent tags, queue first
-    nodes: int = 1
-
-    @property
-    def template(self) -> Template:
-        return self.family.template
-
-    @property
-    def uses_plugin(self) -> bool:
-        """Whether the family's plugin (its container, its environment) wraps the job: not for a
-        `no_plugin` step, nor across nodes (vLLM's multi-node script starts its own containers)."""
-        return not self.step.no_plugin and self.nodes <= 1
-
-    @property
-    def vendor(self) -> str:
-        return self.family.vendor
-
-    @property
-    def arch(self) -> str | None:
-        return self.family.arch
-
-    @property
-    def hardware(self) -> str:
-        """Short description, e.g. "mi355 x2" or "cpu"."""
-        text = self.family.name
-        if self.gpus:
-            text += f" x{self.gpus}"
-        if self.nodes > 1:
-            text += f" ({self.nodes} nodes)"
-        return text
-
-
-# --------------------------------------------------------------------------- placing
+from pipegen.hardware.model import Family, Inventory, Job
+from pipegen.model import Declarations, Step
 
 
 def place(step: Step, inventory: Inventory) -> Job:
@@ -276,7 +61,7 @@ def _family_of(step: Step, inventory: Inventory) -> tuple[Family, int | None]:
             name = inventory.no_gpu if step.no_gpu and inventory.no_gpu else inventory.default
         if name is None:
             raise _missing(step, "names no hardware and the inventory has no default family",
-                           f"add 'hardware: [FAMILY]' to the step, or 'default: FAMILY' to {inventory.source or DEFAULT_FILE}")
+                           f"add 'hardware: [FAMILY]' to the step, or 'default: FAMILY' to {inventory.source or DEFAULT_INVENTORY}")
         family = inventory.family(name)
         assert family is not None, name  # checked when the inventory loads
         return family, None
@@ -285,8 +70,8 @@ def _family_of(step: Step, inventory: Inventory) -> tuple[Family, int | None]:
         from pipegen.errors import suggest
 
         known = inventory.names()
-        hint = suggest(step.device, known, "families") if known else f"create {DEFAULT_FILE}"
-        raise _missing(step, f"asks for hardware '{step.device}', which no family in {inventory.source or DEFAULT_FILE} provides",
+        hint = suggest(step.device, known, "families") if known else f"create {DEFAULT_INVENTORY}"
+        raise _missing(step, f"asks for hardware '{step.device}', which no family in {inventory.source or DEFAULT_INVENTORY} provides",
                        hint)
     return resolved
 
@@ -297,10 +82,3 @@ def _gpu_families(inventory: Inventory) -> str:
 
 def _missing(step: Step, what: str, fix: str) -> DeclarationError:
     return DeclarationError(f"step '{step.key}' {what}", step.location, fix)
-
-
-__all__ = [
-    "DEFAULT_FILE", "DOCKER_PLUGIN", "Family", "Inventory", "Job", "JobFields", "PLAIN", "Route", "SetupCommand",
-    "Template", "TEMPLATE_KINDS", "VENDORS",
-    "jobs", "place",
-]

@@ -1,4 +1,4 @@
-"""The parts of an inventory template that shape its jobs: `setup` and `job:` (see placement.JobFields)."""
+"""The parts of an inventory template that shape its jobs: `setup` and `job:` (see model.JobFields)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pipegen.declarations.fields import (
     string_list,
 )
 from pipegen.errors import DeclarationError
-from pipegen.hardware.placement import JobFields, SetupCommand
+from pipegen.hardware.model import JobFields, SetupCommand
 from pipegen.model import Location
 
 JOB_FIELDS: dict[str, Checker] = {
