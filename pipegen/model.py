@@ -8,7 +8,7 @@ all speak these types.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 from typing import Any, Literal
 
 Action = Literal["run", "block", "skip"]
@@ -39,6 +39,13 @@ class Location:
         return self.file
 
 
+def _written(check: str, default: Any = MISSING, *, key: str | None = None, read_by: str = "steps legacy") -> Any:
+    """A Step attribute a steps file writes, declared once for the loaders and their checks: `check` names its
+    checker in declarations/fields.py, `key` its YAML key where that is not the attribute's name, `read_by` the
+    files that have it ("steps": pipegen's and vLLM's steps files; "legacy": vLLM's legacy test-pipeline.yaml)."""
+    return field(default=default, metadata={"check": check, "key": key, "read_by": tuple(read_by.split())})
+
+
 @dataclass(frozen=True)
 class Step:
     """One schedulable unit: a test step on one hardware target.
@@ -46,44 +53,47 @@ class Step:
     The loader expands every declaration into these: an AMD mirror
     (`mirror.amd`) or a fan-out over several hardware families becomes its
     own Step, with `origin` naming the declared step it came from. Each Step
-    gets exactly one decision and becomes exactly one job.
+    gets exactly one decision and becomes exactly one job. The attributes
+    declared with `_written` are the fields of a steps file (key, label and
+    group are required: `_written` without a default).
     """
 
-    key: str  # unique, final Buildkite key (vLLM: own key or label-derived; mirror: amd-<key>)
-    label: str
-    group: str  # display group ("" = ungrouped)
     location: Location
-    commands: tuple[str, ...] = ()
-    working_dir: str | None = None
-    depends_on: tuple[str, ...] = ()
+    key: str = _written("string")  # unique, final Buildkite key (vLLM: own key or label-derived; mirror: amd-<key>)
+    label: str = _written("string")
+    group: str = _written("string", read_by="steps")  # display group ("" = ungrouped)
+    commands: tuple[str, ...] = _written("string_list", ())
+    working_dir: str | None = _written("string", None)
+    depends_on: tuple[str, ...] = _written("string_list", ())
     # source_file_dependencies, verbatim; "!"-prefixed entries exclude.
-    dependencies: tuple[str, ...] = ()
+    dependencies: tuple[str, ...] = _written("entry_list", (), key="source_file_dependencies")
     dependency_kind: DependencyKind = "entry"
     # Hardware request. `device` is a hardware family or a vLLM device name
     # ("h100", "mi325_1", "cpu-small"); None = the default GPU family.
-    device: str | None = None
-    num_devices: int | None = None
-    num_nodes: int | None = None
-    no_gpu: bool = False
-    agent_pool: str | None = None  # legacy AMD pool, e.g. "mi300_2"
-    agent_tags: tuple[tuple[str, str], ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
-    soft_fail: bool | tuple[int | str, ...] = False  # bool, or exit statuses ("*": any)
-    timeout_in_minutes: int | None = None
-    parallelism: int | None = None
-    concurrency: int | None = None
-    concurrency_group: str | None = None
-    retry: Any = None  # Buildkite retry mapping, verbatim
-    optional: bool = False
-    no_plugin: bool = False
-    dind: bool = True
-    mount_buildkite_agent: bool = False  # vLLM: the agent binary inside the step's docker container
+    device: str | None = _written("string", None, read_by="steps")
+    num_devices: int | None = _written("positive_int", None, read_by="steps")
+    num_nodes: int | None = _written("positive_int", None)
+    no_gpu: bool = _written("boolean", False)
+    agent_pool: str | None = _written("string", None, read_by="legacy")  # legacy AMD pool, e.g. "mi300_2"
+    agent_tags: tuple[tuple[str, str], ...] = _written("tag_map", (), read_by="steps")
+    env: tuple[tuple[str, str], ...] = _written("env_map", ())
+    soft_fail: bool | tuple[int | str, ...] = _written("soft_fail", False)  # bool, or exit statuses ("*": any)
+    timeout_in_minutes: int | None = _written("positive_int", None)
+    parallelism: int | None = _written("positive_int", None)
+    concurrency: int | None = _written("positive_int", None, read_by="steps")
+    concurrency_group: str | None = _written("string", None, read_by="steps")
+    retry: Any = _written("mapping", None)  # Buildkite retry mapping, verbatim
+    optional: bool = _written("boolean", False)
+    no_plugin: bool = _written("boolean", False, read_by="steps")
+    dind: bool = _written("boolean", True, read_by="steps")
+    # vLLM: the agent binary inside the step's docker container
+    mount_buildkite_agent: bool = _written("boolean", False, read_by="steps")
     # Mirrors and fan-outs: key of the declared step this one expands; None for a plain step.
     origin: str | None = None
     mirror: str | None = None  # "amd" for a vLLM AMD mirror
     block_label: str | None = None  # the prompt of its block step; None: "Run <label>"
     # Legacy AMD steps: the pipeline-level tags it is mirrored to.
-    mirror_hardwares: tuple[str, ...] = ()
+    mirror_hardwares: tuple[str, ...] = _written("string_list", (), read_by="legacy")
     # pipegen's format: depends_on targets whose failure this step accepts ({step, allow_failure: true}).
     allow_failure_on: tuple[str, ...] = ()
     # pipegen's format: the other Buildkite command-step fields (if, branches, matrix, plugins, ...), verbatim.

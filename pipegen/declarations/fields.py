@@ -6,10 +6,11 @@ normalised value or raises DeclarationError naming the file, line and fix.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import dataclasses
+from typing import Any, Callable, NamedTuple
 
 from pipegen.errors import DeclarationError, suggest
-from pipegen.model import Location, DeclarationWarning
+from pipegen.model import DeclarationWarning, Location, Step
 from pipegen.declarations.patterns import glob_problem, normal_entry, regex_problem
 from pipegen.declarations.yamlio import LocDict, LocList
 
@@ -189,3 +190,23 @@ def check_fields(
             raise _fail(where, f"unknown {what} field '{name}'", suggest(name, spec))
         out[name] = checker(value, where)
     return out
+
+
+class Written(NamedTuple):
+    """A steps-file field as model.Step declares it."""
+
+    attribute: str  # Step's
+    check: Checker
+    default: Any
+
+
+def step_fields(read_by: str) -> dict[str, Written]:
+    """YAML key -> the Step attribute it fills, for the files `read_by` names ("steps" or "legacy")."""
+    return {f.metadata["key"] or f.name: Written(f.name, globals()[f.metadata["check"]], f.default)
+            for f in dataclasses.fields(Step) if read_by in f.metadata.get("read_by", ())}
+
+
+def as_written(fields: dict[str, Any], written: dict[str, Written]) -> dict[str, Any]:
+    """Step's attributes from checked `fields`, each its declared default where absent (a required one: absent)."""
+    return {w.attribute: fields.get(key, w.default) for key, w in written.items()
+            if key in fields or w.default is not dataclasses.MISSING}

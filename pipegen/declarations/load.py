@@ -15,8 +15,8 @@ import os
 from typing import Any, Mapping
 
 from pipegen.declarations.fields import (
-    Checker, anything, boolean, check_fields, choice, entry_list, env_map, nested_command_list, positive_int,
-    regex_list, require_mapping, string, string_list,
+    Checker, anything, as_written, boolean, check_fields, choice, entry_list, env_map, nested_command_list, positive_int,
+    regex_list, require_mapping, step_fields, string, string_list,
 )
 from pipegen.declarations.labels import parse_labels
 from pipegen.errors import DeclarationError, raise_all, suggest
@@ -65,14 +65,15 @@ VLLM_CONFIG_FIELDS: dict[str, Checker] = {
     "repositories": anything,
     "github_repo_name": string,
 }
+LEGACY_WRITTEN = step_fields("legacy")  # declared on model.Step
+# The legacy file is checked as a steps file is (fields it drops load with a warning), with its own fields.
 LEGACY_FIELDS: dict[str, Checker] = {
     **{k: v for k, v in STEP_FIELDS.items() if k not in ("mirror", "device", "num_devices")},
+    **{key: w.check for key, w in LEGACY_WRITTEN.items()},
     "commands": nested_command_list,
     "source_file_dependencies": string_list,  # raw prefixes: '[' is no glob here
     "gpu": string,
     "num_gpus": positive_int,
-    "agent_pool": string,
-    "mirror_hardwares": string_list,
     "fast_check": boolean,
     "torch_nightly": boolean,
     "autorun_on_main": boolean,
@@ -250,29 +251,17 @@ def _load_legacy(root: str, path: str, top: LocDict, environ: Mapping[str, str])
         if seen[key] > 1:
             key = f"{key}-{seen[key]}"
             seen[key] = 1
-        steps.append(Step(
-            key=key,
-            label=fields["label"],
-            group="",
-            location=where,
-            commands=fields.get("commands", ()),
-            working_dir=fields.get("working_dir", "/vllm-workspace/tests"),
-            depends_on=fields.get("depends_on", ()),
-            dependencies=fields.get("source_file_dependencies", ()),
-            dependency_kind="raw",
-            device=pool or fields.get("gpu"),
-            num_devices=fields.get("num_gpus"),
-            num_nodes=fields.get("num_nodes"),
-            no_gpu=fields.get("no_gpu", False),
-            agent_pool=pool,
-            env=fields.get("env", ()),
-            soft_fail=True if is_amd else fields.get("soft_fail", False),
-            timeout_in_minutes=fields.get("timeout_in_minutes"),
-            parallelism=fields.get("parallelism"),
-            retry=fields.get("retry"),
-            optional=fields.get("optional", False),
-            mirror_hardwares=fields.get("mirror_hardwares", ()),
-        ))
+        steps.append(Step(**{
+            **as_written(fields, LEGACY_WRITTEN),
+            "key": key,
+            "group": "",
+            "location": where,
+            "working_dir": fields.get("working_dir", "/vllm-workspace/tests"),
+            "dependency_kind": "raw",
+            "device": pool or fields.get("gpu"),
+            "num_devices": fields.get("num_gpus"),
+            "soft_fail": True if is_amd else fields.get("soft_fail", False),
+        }))
     return _finish(root, steps, settings, "legacy", [path], warnings)
 
 

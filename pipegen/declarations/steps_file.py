@@ -15,63 +15,26 @@ from typing import Any
 from pipegen.buildkite.keys import valid_key
 from pipegen.declarations import buildkite_step as bk
 from pipegen.declarations.fields import (
-    Checker, anything, boolean, check_fields, entry_list, env_map, mapping, positive_int, require_mapping,
-    soft_fail, string, string_list, tag_map,
+    Checker, anything, as_written, check_fields, mapping, positive_int, require_mapping, step_fields, string,
+    string_list,
 )
 from pipegen.errors import DeclarationError, raise_all
 from pipegen.model import Location, Step, DeclarationWarning
 from pipegen.declarations.presets import AMD_GPU_DEVICES, AMD_GROUP, AMD_IMAGE_BUILD, VLLM_MOUNT_AGENT, derive_key
 from pipegen.declarations.yamlio import LocDict, LocList
 
-STEP_FIELDS: dict[str, Checker] = {
-    "label": string,
-    "key": string,
-    "group": string,
-    "working_dir": string,
-    "depends_on": string_list,
-    "commands": string_list,
-    "device": string,
-    "agent_tags": tag_map,
-    "num_devices": positive_int,
-    "num_nodes": positive_int,
-    "source_file_dependencies": entry_list,
-    "soft_fail": soft_fail,
-    "parallelism": positive_int,
-    "concurrency": positive_int,
-    "concurrency_group": string,
-    "timeout_in_minutes": positive_int,
-    "env": env_map,
-    "retry": mapping,
-    "optional": boolean,
-    "no_plugin": boolean,
-    "no_gpu": boolean,
-    "dind": boolean,
-    "mount_buildkite_agent": boolean,
-    "mirror": mapping,
-}
+WRITTEN = step_fields("steps")  # declared on model.Step
+STEP_FIELDS: dict[str, Checker] = {**{key: w.check for key, w in WRITTEN.items()}, "mirror": mapping}
 # pipegen's own format adds a fan-out over hardware families.
 PIPEGEN_STEP_FIELDS = {**STEP_FIELDS, "hardware": string_list}
 
+# What `mirror.amd` may change of its step (vLLM's mirrors also take num_gpus).
 MIRROR_FIELDS: dict[str, Checker] = {
-    "device": string,
-    "depends_on": string_list,
-    "timeout_in_minutes": positive_int,
-    "soft_fail": soft_fail,
-    "commands": string_list,
-    "env": env_map,
-    "source_file_dependencies": entry_list,
-    "optional": boolean,
-    "label": string,
-    "dind": boolean,
-    "no_gpu": boolean,
-    "num_devices": positive_int,
+    **{key: STEP_FIELDS[key] for key in (
+        "device", "depends_on", "timeout_in_minutes", "soft_fail", "commands", "env", "source_file_dependencies",
+        "optional", "label", "dind", "no_gpu", "num_devices", "num_nodes", "working_dir", "no_plugin", "concurrency",
+        "concurrency_group", "agent_tags")},
     "num_gpus": positive_int,
-    "num_nodes": positive_int,
-    "working_dir": string,
-    "no_plugin": boolean,
-    "concurrency": positive_int,
-    "concurrency_group": string,
-    "agent_tags": tag_map,
 }
 
 # Fields vLLM's generator drops without a word, and what was meant.
@@ -169,31 +132,16 @@ def _expand(
     _check_pairs(fields, item)
     label = fields["label"]
     key = fields.get("key") or _derived_key(label, vllm)
-    common = dict(
-        label=label,
-        location=where,
-        commands=fields.get("commands", ()),
-        working_dir=working_dir,
-        depends_on=depends_on,
-        dependencies=deps,
-        num_devices=fields.get("num_devices"),
-        num_nodes=fields.get("num_nodes"),
-        no_gpu=fields.get("no_gpu", False),
-        agent_tags=fields.get("agent_tags", ()),
-        env=fields.get("env", ()),
-        soft_fail=fields.get("soft_fail", False),
-        timeout_in_minutes=fields.get("timeout_in_minutes"),
-        parallelism=fields.get("parallelism"),
-        concurrency=fields.get("concurrency"),
-        concurrency_group=fields.get("concurrency_group"),
-        retry=fields.get("retry"),
-        optional=fields.get("optional", False),
-        no_plugin=fields.get("no_plugin", False),
-        dind=fields.get("dind", True),
-        mount_buildkite_agent=fields.get("mount_buildkite_agent", False) or (vllm and label in VLLM_MOUNT_AGENT),
-        allow_failure_on=fields.get("allow_failure_on", ()),
-        buildkite=fields.get("buildkite", ()),
-    )
+    common = {
+        **{name: value for name, value in as_written(fields, WRITTEN).items() if name not in ("key", "group", "device")},
+        "location": where,
+        "working_dir": working_dir,
+        "depends_on": depends_on,
+        "dependencies": deps,
+        "mount_buildkite_agent": fields.get("mount_buildkite_agent", False) or (vllm and label in VLLM_MOUNT_AGENT),
+        "allow_failure_on": fields.get("allow_failure_on", ()),
+        "buildkite": fields.get("buildkite", ()),
+    }
     group = fields.get("group", group)
     hardware = fields.get("hardware")
     if hardware is not None:
