@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from pipegen.audit.replay import Audit, Change, Outcome
+from pipegen.markdown import cell
 
 SHOWN_KEYS = 6  # run keys listed per commit in text (JSON lists all)
 SHOWN_COMMITS = 3  # commits listed per gain or loss in text and Markdown (JSON lists all)
@@ -122,7 +123,7 @@ def _markdown(report: AuditReport) -> str:
             for c in report.changes:
                 sign, commits = (":x: lost", c.lost) if c.lost else ("gained", c.gained)
                 lines.append(f"| {sign} | `{c.key}`{'' if c.where == 'both' else f' ({c.where} only)'} | "
-                             f"{len(commits)} | {_cell(_commits(commits))} |")
+                             f"{len(commits)} | {cell(_commits(commits))} |")
         lines.append("")
     never, optional = report.audit.never_run(), report.audit.never_run(optional=True)
     lines += [f"**Never run** in these commits: {', '.join(f'`{k}`' for k in never) or 'none'}", "",
@@ -131,13 +132,10 @@ def _markdown(report: AuditReport) -> str:
               "<details><summary>Per commit</summary>", "", "| commit | run | wait | skip | why |",
               "|---|---|---|---|---|"]
     for o in report.audit.outcomes:
-        lines.append(f"| `{o.commit.short}` {_cell(o.commit.subject[:60])} | {len(o.run)} | {len(o.waiting)} | "
-                     f"{len(o.skipped)} | {_cell(_why(o))} |")
+        lines.append(f"| `{o.commit.short}` {cell(o.commit.subject[:60])} | {len(o.run)} | {len(o.waiting)} | "
+                     f"{len(o.skipped)} | {cell(_why(o))} |")
     return "\n".join([*lines, "", "</details>"]) + "\n"
 
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _json(report: AuditReport) -> dict[str, Any]:

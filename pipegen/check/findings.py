@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Literal, Sequence
 
+from pipegen.markdown import cell
 from pipegen.model import Location
 
 Severity = Literal["error", "warning", "info"]
@@ -150,11 +151,8 @@ def _markdown(report: Report, detail: bool) -> str:
         lines += head[2:]
         for f in shown:
             message = f.message + (" (" + ", ".join(f.files) + ")" if detail and len(f.files) > 1 else "")
-            cells = [icon[f.severity], f"`{f.code}`", f"`{f.location}`", _cell(message), _cell(f.fix)]
+            cells = [icon[f.severity], f"`{f.code}`", f"`{f.location}`", cell(message), cell(f.fix)]
             lines.append("| " + " | ".join(cells) + " |")
-    lines += [f"| | | | {_cell(more)} | |"] if more else []
+    lines += [f"| | | | {cell(more)} | |"] if more else []
     return "\n".join(lines + tail).rstrip("\n") + "\n"
 
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipegen.selection.report import _md, banner, summary, warnings_markdown
+from pipegen.markdown import cell
+from pipegen.selection.report import banner, summary, warnings_markdown
 
 ACTION_ORDER = ("run", "blocked", "skip-step", "omitted", "left out")
 ACTION_TEXT = {
@@ -25,9 +26,9 @@ def annotation(plan: Any, error: str = "") -> str:
     counts = {a: sum(1 for r in rows if r.action == a) for a in ACTION_ORDER}
     lines = ["### pipegen: why these steps", ""]
     if error:
-        lines += [f"> **Not uploaded:** {_md(error)}", ""]
+        lines += [f"> **Not uploaded:** {cell(error)}", ""]
     notes = [*banner(plan.selection), *plan.notes]
-    lines += [f"> {_md(note)}" for note in notes]
+    lines += [f"> {cell(note)}" for note in notes]
     if notes:
         lines.append("")
     parts = [f"**{counts['run']} run**", f"{counts['blocked']} blocked"]
@@ -36,13 +37,13 @@ def annotation(plan: Any, error: str = "") -> str:
     parts += [f"{counts['omitted']} omitted", f"{counts['left out']} left out"]
     lines.append(f"{', '.join(parts)}; {plan.jobs} of {plan.limit} jobs in this upload "
                  f"(unselected steps: {plan.unselected}).")
-    lines += ["", f"Decisions: {_md(summary(plan.selection))}.", ""]
+    lines += ["", f"Decisions: {cell(summary(plan.selection))}.", ""]
     if plan.folded:
         lines += [f"More than {plan.limit} jobs: {len(plan.folded)} unselected steps were omitted "
                   "(marked below); only selected steps were uploaded.", ""]
     if plan.renamed:
         lines.append("Keys changed to be valid Buildkite keys: "
-                     + ", ".join(f"`{_md(a)}` -> `{_md(b)}`" for a, b in plan.renamed[:20])
+                     + ", ".join(f"`{cell(a)}` -> `{cell(b)}`" for a, b in plan.renamed[:20])
                      + (f" and {len(plan.renamed) - 20} more" if len(plan.renamed) > 20 else "") + ".")
         lines.append("")
     header = ["| step | group | hardware | action | reason |", "| --- | --- | --- | --- | --- |"]
@@ -60,6 +61,6 @@ def annotation(plan: Any, error: str = "") -> str:
 
 
 def _row(row: Any) -> str:
-    hardware = f"{row.hardware} (`{_md(row.queue)}`)" if row.queue else row.hardware
-    return (f"| {_md(row.step.label)} (`{_md(row.key)}`) | {_md(row.step.group)} | {_md(hardware)} "
-            f"| {ACTION_TEXT[row.action]} | {_md(row.reason)} |")
+    hardware = f"{row.hardware} (`{cell(row.queue)}`)" if row.queue else row.hardware
+    return (f"| {cell(row.step.label)} (`{cell(row.key)}`) | {cell(row.step.group)} | {cell(hardware)} "
+            f"| {ACTION_TEXT[row.action]} | {cell(row.reason)} |")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
+from pipegen.markdown import cell
 from pipegen.model import ACTIONS, Decision, Selection, Step
 from pipegen.selection.matching import explain
 
@@ -91,15 +92,12 @@ def reason_text(d: Decision) -> str:
     return "; ".join([d.reasons[0].text, *notes])
 
 
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
 
 def warnings_markdown(warnings: Sequence[str]) -> list[str]:
     """The folded Warnings block that ends a Markdown report; nothing when there are none."""
     if not warnings:
         return []
-    return ["", "<details><summary>Warnings</summary>", ""] + [f"- {_md(w)}" for w in warnings] + ["", "</details>"]
+    return ["", "<details><summary>Warnings</summary>", ""] + [f"- {cell(w)}" for w in warnings] + ["", "</details>"]
 
 
 def selection_markdown(sel: Selection) -> str:
@@ -112,7 +110,7 @@ def selection_markdown(sel: Selection) -> str:
     lines += ["| step | group | action | reason |", "| --- | --- | --- | --- |"]
     order = {a: i for i, a in enumerate(ACTIONS)}
     for d in sorted(sel.decisions, key=lambda d: order[d.action]):
-        lines.append(f"| {_md(d.step.label)} (`{d.step.key}`) | {_md(d.step.group)} | {d.action} | {_md(reason_text(d))} |")
+        lines.append(f"| {cell(d.step.label)} (`{d.step.key}`) | {cell(d.step.group)} | {d.action} | {cell(reason_text(d))} |")
     lines += warnings_markdown(sel.warnings)
     return "\n".join(lines) + "\n"
 
