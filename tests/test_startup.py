@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.commands.test_cli import CONFIG, STEPS
-
+from tests.helpers import CLI_CONFIG, CLI_STEPS
 from tests.helpers import ROOT as REPO
+
 # git (GitPython, if installed), templates, torch, and the render/hardware stages: `select --files-from` needs none of them.
 HEAVY = ("git", "jinja2", "torch", "pipegen.render.pipeline", "pipegen.hardware.placement")
 
@@ -49,8 +49,8 @@ def _heavy(modules: list[str]) -> list[str]:
 @pytest.fixture
 def small_repo(tmp_path: Path) -> Path:
     (tmp_path / ".buildkite" / "steps").mkdir(parents=True)
-    (tmp_path / ".buildkite" / "pipegen.yaml").write_text(CONFIG)
-    (tmp_path / ".buildkite" / "steps" / "tests.yaml").write_text(STEPS)
+    (tmp_path / ".buildkite" / "pipegen.yaml").write_text(CLI_CONFIG)
+    (tmp_path / ".buildkite" / "steps" / "tests.yaml").write_text(CLI_STEPS)
     return tmp_path
 
 
@@ -69,7 +69,7 @@ def test_select_loads_buildkite_s_schema_only_for_steps_that_use_its_fields(smal
     assert status in (0, None) and "fastjsonschema" not in modules and "jsonschema" not in modules
     steps = small_repo / ".buildkite" / "steps" / "extra.yaml"
     steps.write_text("steps:\n  - {label: x, key: extra-x, commands: [x], priority: 2, depends_on: [bootstrap]}\n")
-    (small_repo / ".buildkite" / "pipegen.yaml").write_text(CONFIG + "\nexternal_steps: [bootstrap]\n")
+    (small_repo / ".buildkite" / "pipegen.yaml").write_text(CLI_CONFIG + "\nexternal_steps: [bootstrap]\n")
     status, modules = _modules(CLI, "select", "--root", str(small_repo), "--files-from", "-", stdin="x\n")
     assert status in (0, None) and "fastjsonschema" in modules  # priority is checked against the schema
     assert "jsonschema" not in modules  # ... by the compiled schema: jsonschema only explains an error

@@ -7,62 +7,19 @@ import, a relative import that resolves).
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from pipegen.cli import cli
-from tests.helpers import ROOT, git_repo
-
-CONFIG = "steps: [.buildkite/steps.yaml]\n"
-SOURCES = {
-    "mypkg/__init__.py": "",
-    "mypkg/core.py": "import os\nimport json\nimport numpy\nfrom . import util\n",
-    "mypkg/util.py": "from collections import OrderedDict\n",
-    "mypkg/extra.py": "",
-    "tests/__init__.py": "",
-    "tests/helpers.py": "import mypkg.core\n",
-    "tests/test_core.py": "import pytest\nfrom mypkg import core\nfrom .helpers import x\n",
-    "tests/test_config.py": "",
-    "docs/index.md": "",
-}
-CLEAN_STEP = """\
-- label: Core
-  key: core
-  commands: ["pytest -v tests/test_core.py::test_one -k 'not slow'"]
-  source_file_dependencies: [mypkg, tests/]
-"""
-
-
-def make_repo(tmp_path: Path, steps: str, files: dict[str, str] | None = None, config: str = CONFIG,
-              steps_file: str = ".buildkite/steps.yaml", config_file: str = ".buildkite/pipegen.yaml") -> Path:
-    return git_repo(tmp_path / "repo", {**SOURCES, **(files or {}), config_file: config, steps_file: "steps:\n" + steps})
-
-
-def check(root: Path, *args: str) -> tuple[int, dict]:
-    result = CliRunner().invoke(cli, ["check", "--root", str(root), "--format", "json", *args],
-                                env={"PIPEGEN_CONFIG": None, "GIT_DIR": None})
-    assert result.exit_code in (0, 1, 2), result.output
-    return result.exit_code, json.loads(result.output)
-
-
-def codes(report: dict) -> list[str]:
-    return [f["code"] for f in report["findings"]]
-
-
-def only(report: dict, code: str) -> dict:
-    found = [f for f in report["findings"] if f["code"] == code]
-    assert len(found) == 1, report["findings"]
-    return found[0]
+from tests.helpers import CHECK_CONFIG, CLEAN_STEP, ROOT, SOURCES, check, check_repo, codes, only
 
 
 def test_a_clean_repository_passes(tmp_path):
-    exit_code, report = check(make_repo(tmp_path, CLEAN_STEP))
+    exit_code, report = check(check_repo(tmp_path, CLEAN_STEP))
     assert (exit_code, report["findings"]) == (0, [])
 
 
@@ -70,7 +27,7 @@ def test_a_clean_repository_passes(tmp_path):
 
 
 def test_stale_entry_suggests_the_nearest_real_path(tmp_path):
-    root = make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg, tests/, mypkg/utils.py]"))
+    root = check_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg, tests/, mypkg/utils.py]"))
     exit_code, report = check(root)
     finding = only(report, "stale-entry")
     assert exit_code == 1
@@ -79,7 +36,7 @@ def test_stale_entry_suggests_the_nearest_real_path(tmp_path):
 
 
 def test_an_entry_that_only_matched_as_a_raw_prefix(tmp_path):
-    root = make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg, tests/, tests/test_config]"))
+    root = check_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg, tests/, tests/test_config]"))
     finding = only(check(root)[1], "raw-prefix-only")
     assert "old raw-prefix rule" in finding["message"]
     assert finding["fix"] == "write 'tests/test_config.py'"
@@ -87,22 +44,22 @@ def test_an_entry_that_only_matched_as_a_raw_prefix(tmp_path):
 
 @pytest.mark.parametrize("entries", ["[mypkg, tests]", "[mypkg/, tests/]", "['mypkg/**/*.py', 'tests/*.py']"])
 def test_entries_that_match_a_folder_or_glob_are_not_stale(tmp_path, entries):
-    exit_code, report = check(make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", entries)))
+    exit_code, report = check(check_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", entries)))
     assert (exit_code, codes(report)) == (0, [])
 
 
 def test_exclusion_that_excludes_nothing(tmp_path):
     deps = "[mypkg, tests/, '!mypkg/extra.py', '!mypkg/gone.py', '!docs/index.md']"
-    report = check(make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", deps)))[1]
+    report = check(check_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", deps)))[1]
     unused = [f for f in report["findings"] if f["code"] == "exclusion-unused"]
     assert [f["severity"] for f in unused] == ["warning", "warning"]
     assert "'!mypkg/gone.py'" in unused[0]["message"] and "matches no tracked file" in unused[0]["message"]
     assert "'!docs/index.md'" in unused[1]["message"] and "excludes nothing" in unused[1]["message"]
-    assert check(make_repo(tmp_path / "b", CLEAN_STEP))[0] == 0
+    assert check(check_repo(tmp_path / "b", CLEAN_STEP))[0] == 0
 
 
 def test_stale_run_all_pattern(tmp_path):
-    root = make_repo(tmp_path, CLEAN_STEP, config=CONFIG + "run_all: [setup.py, mypkg/core.py]\n"
+    root = check_repo(tmp_path, CLEAN_STEP, config=CHECK_CONFIG + "run_all: [setup.py, mypkg/core.py]\n"
                                                            "run_all_exclude: [mypkg/none.py]\n")
     exit_code, report = check(root)
     assert exit_code == 1
@@ -111,7 +68,7 @@ def test_stale_run_all_pattern(tmp_path):
 
 
 def test_run_all_exclusion_outside_the_run_all_patterns(tmp_path):
-    root = make_repo(tmp_path, CLEAN_STEP, config=CONFIG + "run_all: [mypkg/core.py]\n"
+    root = check_repo(tmp_path, CLEAN_STEP, config=CHECK_CONFIG + "run_all: [mypkg/core.py]\n"
                                                            "run_all_exclude: [docs/index.md, mypkg/core.py]\n")
     exit_code, report = check(root)
     unused = only(report, "exclusion-unused")
@@ -124,13 +81,13 @@ def test_run_all_exclusion_outside_the_run_all_patterns(tmp_path):
 
 def test_missing_test_file(tmp_path):
     step = CLEAN_STEP.replace('"]', '", "pytest tests/test_gone.py --maxfail 3 --models llama"]')
-    root = make_repo(tmp_path, step)
+    root = check_repo(tmp_path, step)
     finding = only(check(root)[1], "test-missing")
     assert "tests/test_gone.py" in finding["message"] and "command 2" in finding["message"]
 
 
 def test_a_test_whose_change_does_not_select_its_step(tmp_path):
-    root = make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg, tests/helpers.py, tests/__init__.py]"))
+    root = check_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg, tests/helpers.py, tests/__init__.py]"))
     exit_code, report = check(root)
     finding = only(report, "test-not-selecting")
     assert exit_code == 1
@@ -139,7 +96,7 @@ def test_a_test_whose_change_does_not_select_its_step(tmp_path):
 
 
 def test_an_exclusion_that_drops_the_test_is_named(tmp_path):
-    root = make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg, tests/, '!tests/test_*.py']"))
+    root = check_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg, tests/, '!tests/test_*.py']"))
     assert "'!tests/test_*.py' drops it" in only(check(root)[1], "test-not-selecting")["fix"]
 
 
@@ -151,23 +108,23 @@ def test_a_folder_of_tests_honours_ignore(tmp_path):
   commands: ["pytest -v . --ignore=test_config.py"]
   source_file_dependencies: [mypkg, tests/test_core.py, tests/helpers.py, tests/__init__.py]
 """
-    config = CONFIG + "docker_workdir: {/work: ''}\n"
-    exit_code, report = check(make_repo(tmp_path, step, config=config))
+    config = CHECK_CONFIG + "docker_workdir: {/work: ''}\n"
+    exit_code, report = check(check_repo(tmp_path, step, config=config))
     assert (exit_code, codes(report)) == (0, [])
-    exit_code, report = check(make_repo(tmp_path / "b", step.replace(" --ignore=test_config.py", ""), config=config))
+    exit_code, report = check(check_repo(tmp_path / "b", step.replace(" --ignore=test_config.py", ""), config=config))
     assert "tests/test_config.py" in only(report, "test-not-selecting")["message"]
 
 
 def test_working_dir_without_a_mapping(tmp_path):
     step = CLEAN_STEP.replace("  commands:", "  working_dir: /somewhere\n  commands:")
-    assert only(check(make_repo(tmp_path, step))[1], "workdir-unmapped")["severity"] == "warning"
+    assert only(check(check_repo(tmp_path, step))[1], "workdir-unmapped")["severity"] == "warning"
 
 
 # --------------------------------------------------------------------------- imports
 
 
 def test_an_uncovered_import_is_a_warning_and_strict_makes_it_an_error(tmp_path):
-    root = make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg/core.py, mypkg/__init__.py, tests/]"))
+    root = check_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg/core.py, mypkg/__init__.py, tests/]"))
     exit_code, report = check(root)
     finding = only(report, "import-not-covered")
     assert exit_code == 0 and finding["severity"] == "warning"
@@ -180,13 +137,13 @@ def test_an_uncovered_import_is_a_warning_and_strict_makes_it_an_error(tmp_path)
 def test_stdlib_third_party_and_resolved_relative_imports_do_not_fire(tmp_path):
     files = {"tests/test_core.py": "import os, sys\nimport numpy as np\nimport torch.distributed\n"
                                    "from .helpers import x\nfrom . import helpers\n"}
-    exit_code, report = check(make_repo(tmp_path, CLEAN_STEP, files))
+    exit_code, report = check(check_repo(tmp_path, CLEAN_STEP, files))
     assert (exit_code, codes(report)) == (0, [])
 
 
 def test_conftest_above_a_test_counts_as_imported(tmp_path):
     files = {"conftest.py": "from mypkg import extra\n"}
-    report = check(make_repo(tmp_path, CLEAN_STEP, files))[1]
+    report = check(check_repo(tmp_path, CLEAN_STEP, files))[1]
     finding = only(report, "import-not-covered")
     assert finding["message"].startswith("a change to conftest.py would not run step 'core' (pytest loads")
 
@@ -199,13 +156,13 @@ def test_scripts_get_no_conftest(tmp_path):
   commands: ["python tools/run_me.py --fast"]
   source_file_dependencies: [mypkg, tools/]
 """
-    report = check(make_repo(tmp_path, script, files))[1]
+    report = check(check_repo(tmp_path, script, files))[1]
     # pytest loads conftest.py for tests/test_core.py; `python tools/run_me.py` never does.
     assert only(report, "import-not-covered")["step"] == "core"
 
 
 def test_tracked_files_list_without_contents(tmp_path):
-    root = make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg/core.py, tests/]"))
+    root = check_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg/core.py, tests/]"))
     listing = tmp_path / "list.txt"
     listing.write_text("\n".join([*SOURCES, ".buildkite/pipegen.yaml", ".buildkite/steps.yaml", "tests/test_new.py"]))
     (root / "tests" / "test_core.py").unlink()  # listed, but not on disk: its imports cannot be followed
@@ -219,7 +176,7 @@ def test_tracked_files_list_without_contents(tmp_path):
 
 
 def test_a_device_no_family_provides(tmp_path):
-    root = make_repo(tmp_path, CLEAN_STEP + "  device: h100\n")
+    root = check_repo(tmp_path, CLEAN_STEP + "  device: h100\n")
     exit_code, report = check(root)
     assert exit_code == 1 and "'h100'" in only(report, "no-queue")["message"]
 
@@ -254,7 +211,7 @@ def vllm_repo(tmp_path, amd_file=AMD_FILE, steps=VLLM_STEP, files=None):
     files = {"setup.py": "", "mypkg/platforms.py": "", **(files or {})}
     if amd_file:
         files[".buildkite/test-amd.yaml"] = amd_file
-    return make_repo(tmp_path, steps, files, config=VLLM_CONFIG, config_file=".buildkite/ci_config.yaml",
+    return check_repo(tmp_path, steps, files, config=VLLM_CONFIG, config_file=".buildkite/ci_config.yaml",
                      steps_file=".buildkite/test_areas/core.yaml")
 
 
@@ -320,10 +277,10 @@ def test_a_mirror_reports_its_origins_stale_entry_once(tmp_path):
 def test_worst_case_over_the_upload_limit(tmp_path):
     steps = "".join(f"- label: S{i}\n  commands: [pytest tests/test_core.py]\n  source_file_dependencies: [mypkg, tests]\n"
                     for i in range(251))
-    exit_code, report = check(make_repo(tmp_path, steps))
+    exit_code, report = check(check_repo(tmp_path, steps))
     assert exit_code == 1
     assert "502 jobs (251 command jobs, 251 blocks, 0 groups)" in only(report, "upload-limit")["message"]
-    under = check(make_repo(tmp_path / "b", steps, config=CONFIG + "unselected: skip\n"))[1]
+    under = check(check_repo(tmp_path / "b", steps, config=CHECK_CONFIG + "unselected: skip\n"))[1]
     assert "upload-limit" not in codes(under)
 
 
@@ -336,23 +293,23 @@ def test_worst_case_over_the_upload_limit(tmp_path):
 ])
 def test_invalid_keys(tmp_path, key, problem, written):
     """Exactly the keys render rewrites (buildkite/keys.py's valid_key), with what it writes instead."""
-    finding = only(check(make_repo(tmp_path, CLEAN_STEP.replace("key: core", f"key: '{key}'")))[1], "invalid-key")
+    finding = only(check(check_repo(tmp_path, CLEAN_STEP.replace("key: core", f"key: '{key}'")))[1], "invalid-key")
     assert problem in finding["message"]
     assert finding["fix"].startswith(f"render writes '{written}")
 
 
 @pytest.mark.parametrize("key", ["a_b:c-1", "123e4567e89b12d3a456426614174000", "k" * 94])
 def test_keys_render_keeps_are_valid(tmp_path, key):
-    assert "invalid-key" not in codes(check(make_repo(tmp_path, CLEAN_STEP.replace("key: core", f"key: '{key}'")))[1])
+    assert "invalid-key" not in codes(check(check_repo(tmp_path, CLEAN_STEP.replace("key: core", f"key: '{key}'")))[1])
 
 
 def test_an_always_run_step_has_no_block_key_to_fit(tmp_path):
     step = CLEAN_STEP.replace("key: core", f"key: {'k' * 96}")
-    assert "invalid-key" not in codes(check(make_repo(tmp_path, step, config=CONFIG + "always_run: ['k*']\n"))[1])
+    assert "invalid-key" not in codes(check(check_repo(tmp_path, step, config=CHECK_CONFIG + "always_run: ['k*']\n"))[1])
 
 
 def test_orphans_are_information(tmp_path):
-    root = make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg/core.py, mypkg/util.py, mypkg/__init__.py, tests/]"))
+    root = check_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg/core.py, mypkg/util.py, mypkg/__init__.py, tests/]"))
     assert "orphan" not in codes(check(root)[1])
     exit_code, report = check(root, "--orphans")
     assert exit_code == 0
@@ -364,14 +321,14 @@ def test_orphans_are_information(tmp_path):
 
 
 def test_unreadable_declarations_exit_2_with_one_finding(tmp_path):
-    root = make_repo(tmp_path, CLEAN_STEP + "  bogus_field: 1\n")
+    root = check_repo(tmp_path, CLEAN_STEP + "  bogus_field: 1\n")
     exit_code, report = check(root)
     finding = only(report, "declaration-error")
     assert exit_code == 2 and "bogus_field" in finding["message"] and finding["line"] == 6
 
 
 def test_usage_errors_exit_2(tmp_path):
-    root = make_repo(tmp_path, CLEAN_STEP)
+    root = check_repo(tmp_path, CLEAN_STEP)
     result = CliRunner().invoke(cli, ["check", "--root", str(root), "--tracked-files", str(tmp_path / "nope")])
     assert result.exit_code == 2 and "cannot read" in result.output
     result = CliRunner().invoke(cli, ["check", "--root", str(root), "--format", "yaml"])
@@ -379,7 +336,7 @@ def test_usage_errors_exit_2(tmp_path):
 
 
 def test_text_and_markdown(tmp_path):
-    root = make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg, tests/, tests/test_config]"))
+    root = check_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg, tests/, tests/test_config]"))
     text = CliRunner().invoke(cli, ["check", "--root", str(root)])
     assert text.exit_code == 1
     assert text.output.startswith(".buildkite/steps.yaml:5:45: error[raw-prefix-only]: entry 'tests/test_config'")
@@ -390,7 +347,7 @@ def test_text_and_markdown(tmp_path):
 
 
 def test_subprocess_in_the_repository(tmp_path):
-    root = make_repo(tmp_path, CLEAN_STEP.replace("tests/test_core.py::", "tests/test_gone.py::"))
+    root = check_repo(tmp_path, CLEAN_STEP.replace("tests/test_core.py::", "tests/test_gone.py::"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PIPEGEN_"))}
     done = subprocess.run([sys.executable, "-m", "pipegen", "check"], cwd=root, env=env, capture_output=True, text=True)
     assert done.returncode == 1, done.stderr
@@ -410,7 +367,7 @@ def test_the_pre_commit_hook_runs_check_at_the_repository_root(tmp_path, monkeyp
     program, *args = shlex.split(hook["entry"])
     scripts = tomllib.loads((project / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts[program] == "pipegen.__main__:main"  # the CLI, started with the garbage collector off
-    root = make_repo(tmp_path, CLEAN_STEP.replace("tests/test_core.py::", "tests/test_gone.py::"))
+    root = check_repo(tmp_path, CLEAN_STEP.replace("tests/test_core.py::", "tests/test_gone.py::"))
     monkeypatch.chdir(root)
     result = CliRunner().invoke(cli, args, env={"PIPEGEN_CONFIG": None, "GIT_DIR": None})
     assert result.exit_code == 1 and "error[test-missing]" in result.output, result.output
@@ -418,9 +375,9 @@ def test_the_pre_commit_hook_runs_check_at_the_repository_root(tmp_path, monkeyp
 
 def test_a_step_with_tests_but_no_dependencies(tmp_path):
     # pipegen's own format adds the steps file as a dependency; like `select`, check does not count it as declared.
-    root = make_repo(tmp_path, CLEAN_STEP.replace("  source_file_dependencies: [mypkg, tests/]\n", ""))
+    root = check_repo(tmp_path, CLEAN_STEP.replace("  source_file_dependencies: [mypkg, tests/]\n", ""))
     assert codes(check(root)[1]) == ["no-dependencies"]
-    vllm = make_repo(tmp_path / "v", VLLM_STEP.replace("  source_file_dependencies: [mypkg/, tests/]\n", ""),
+    vllm = check_repo(tmp_path / "v", VLLM_STEP.replace("  source_file_dependencies: [mypkg/, tests/]\n", ""),
                      {"mypkg/platforms.py": "", "setup.py": ""}, config=VLLM_CONFIG,
                      config_file=".buildkite/ci_config.yaml", steps_file=".buildkite/test_areas/core.yaml")
     finding = only(check(vllm)[1], "no-dependencies")
@@ -429,34 +386,34 @@ def test_a_step_with_tests_but_no_dependencies(tmp_path):
 
 def test_no_dependencies_run_selects_on_every_change(tmp_path):
     # pipegen's format adds the steps file as a dependency; like `select`, check must not count it as declared.
-    root = make_repo(tmp_path, CLEAN_STEP.replace("  source_file_dependencies: [mypkg, tests/]\n", ""),
-                     config=CONFIG + "no_dependencies: run\n")
+    root = check_repo(tmp_path, CLEAN_STEP.replace("  source_file_dependencies: [mypkg, tests/]\n", ""),
+                     config=CHECK_CONFIG + "no_dependencies: run\n")
     exit_code, report = check(root)
     assert (exit_code, codes(report)) == (0, [])
 
 
 def test_optional_steps_are_not_expected_to_be_selected(tmp_path):
     step = CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg/core.py]") + "  optional: true\n"
-    assert codes(check(make_repo(tmp_path, step))[1]) == []
+    assert codes(check(check_repo(tmp_path, step))[1]) == []
 
 
 def test_always_run_steps_are_not_expected_to_be_selected(tmp_path):
     step = CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg/core.py]")
-    assert codes(check(make_repo(tmp_path, step, config=CONFIG + "always_run: [co*]\n"))[1]) == []
+    assert codes(check(check_repo(tmp_path, step, config=CHECK_CONFIG + "always_run: [co*]\n"))[1]) == []
 
 
 def test_parallel_jobs_count_towards_the_upload_limit(tmp_path):
     steps = "".join(f"- label: S{i}\n  parallelism: 4\n  commands: [pytest tests/test_core.py]\n"
                     f"  source_file_dependencies: [mypkg, tests]\n" for i in range(130))
-    finding = only(check(make_repo(tmp_path, steps, config=CONFIG + "unselected: skip\n"))[1], "upload-limit")
+    finding = only(check(check_repo(tmp_path, steps, config=CHECK_CONFIG + "unselected: skip\n"))[1], "upload-limit")
     assert "renders 520 jobs (520 command jobs, 0 blocks, 0 groups)" in finding["message"]
 
 
 def test_a_hardware_fan_out_is_reported_once(tmp_path):
-    config = CONFIG + ("hardware:\n  families:\n    cpu: {vendor: cpu, queue: cpu-q}\n"
+    config = CHECK_CONFIG + ("hardware:\n  families:\n    cpu: {vendor: cpu, queue: cpu-q}\n"
                        "    h100: {vendor: nvidia, queues: {1: h100-q}}\n")
     step = CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg, tests/helpers.py, mypkg/gone.py]") + "  hardware: [cpu, h100]\n"
-    exit_code, report = check(make_repo(tmp_path, step, config=config))
+    exit_code, report = check(check_repo(tmp_path, step, config=config))
     assert exit_code == 1
     assert sorted((f["code"], f["step"]) for f in report["findings"]) == [
         ("import-not-covered", "core"), ("stale-entry", "core"), ("test-not-selecting", "core")]

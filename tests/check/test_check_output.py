@@ -12,8 +12,7 @@ from click.testing import CliRunner
 from pipegen.check.findings import MAX_LINES
 from pipegen.cli import cli
 from pipegen.check import scan_cache
-from tests.check.test_check import CLEAN_STEP, check, make_repo, only
-from tests.helpers import commit_files, git, write_files
+from tests.helpers import CLEAN_STEP, check, check_repo, commit_files, git, only, write_files
 
 
 def run(root: Path, *args: str) -> str:
@@ -28,7 +27,7 @@ def uncovered_repo(tmp_path: Path) -> Path:
     files["mypkg/deep/__init__.py"] = ""
     files["tests/test_core.py"] = ("".join(f"from mypkg import m{i:02}\n" for i in range(12))
                                    + "from mypkg.deep import d0, d1, d2\n")
-    return make_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg/__init__.py, tests/]"), files)
+    return check_repo(tmp_path, CLEAN_STEP.replace("[mypkg, tests/]", "[mypkg/__init__.py, tests/]"), files)
 
 
 def test_one_finding_per_step_and_uncovered_folder(tmp_path):
@@ -62,7 +61,7 @@ def many_findings_repo(tmp_path: Path, steps: int) -> Path:
     block = "".join(f"- label: S{i}\n  key: s{i}\n  commands: [pytest tests/test_core.py]\n"
                     f"  source_file_dependencies: [mypkg/core.py, mypkg/__init__.py, tests/, gone{i}/]\n"
                     for i in range(steps))
-    return make_repo(tmp_path, block)
+    return check_repo(tmp_path, block)
 
 
 @pytest.mark.parametrize("fmt", ["text", "markdown"])

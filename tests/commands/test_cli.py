@@ -8,38 +8,12 @@ import pytest
 from click.testing import CliRunner
 
 from pipegen.cli import cli
-from tests.helpers import write_files
+from tests.helpers import CLI_CONFIG, CLI_STEPS, write_files
 
-CONFIG = """\
-steps: [.buildkite/steps]
-run_all: [pyproject.toml]
-docs_only: ["docs/", "*.md"]
-always_run: [lint]
-"""
-STEPS = """\
-group: Tests
-steps:
-- label: Lint
-  key: lint
-  commands: [ruff check]
-- label: Core
-  key: core
-  depends_on: [lint]
-  source_file_dependencies: [src/core/, "!src/core/vendored/"]
-  commands: [pytest tests/core]
-- label: Slow
-  key: slow
-  optional: true
-  source_file_dependencies: [src/]
-  commands: [pytest tests/slow]
-- label: Bare
-  key: bare
-  commands: [echo]
-"""
 
 @pytest.fixture
 def root(tmp_path):
-    write_files(tmp_path, {".buildkite/pipegen.yaml": CONFIG, ".buildkite/steps/tests.yaml": STEPS})
+    write_files(tmp_path, {".buildkite/pipegen.yaml": CLI_CONFIG, ".buildkite/steps/tests.yaml": CLI_STEPS})
     return tmp_path
 
 

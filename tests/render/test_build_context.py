@@ -6,8 +6,7 @@ import shutil
 
 import pytest
 
-from tests.helpers import FIXTURE, needs_fixture
-from tests.render.test_render import assert_valid, by_key, make_repo, render
+from tests.helpers import FIXTURE, assert_valid, by_key, needs_fixture, render, render_repo
 
 HARDWARE = """
 default: cpu
@@ -36,7 +35,7 @@ steps:
 
 
 def build(tmp_path, branch, config="interpolate: [REGISTRY, BRANCH]\n"):
-    repo = make_repo(tmp_path, STEPS, config, HARDWARE)
+    repo = render_repo(tmp_path, STEPS, config, HARDWARE)
     result = render(repo, "--all", env={"BUILDKITE_BRANCH": branch, "BUILDKITE_COMMIT": "abc"})
     assert result.exit_code == 0, result.stderr
     return by_key(assert_valid(result.stdout))
@@ -67,7 +66,7 @@ def test_without_interpolate_pipegens_own_dollars_stay_literal(tmp_path):
 
 
 def test_a_branch_with_shell_metacharacters_is_refused(tmp_path):
-    repo = make_repo(tmp_path, STEPS, "", HARDWARE)
+    repo = render_repo(tmp_path, STEPS, "", HARDWARE)
     result = render(repo, "--all", env={"BUILDKITE_BRANCH": "x;rm -rf /", "BUILDKITE_COMMIT": "abc"})
     assert result.exit_code == 2
     assert "BUILDKITE_BRANCH 'x;rm -rf /'" in result.stderr and "Traceback" not in result.stderr
@@ -81,7 +80,7 @@ def test_labels_select_as_the_config_says(tmp_path):
       - {label: C, key: c, commands: [c], source_file_dependencies: [c/]}
     """
     config = "labels:\n  only-b: {only: [b]}\n  everything: {run_all: true}\n"
-    repo = make_repo(tmp_path, steps, config, "default: cpu\nfamilies: {cpu: {vendor: cpu, queue: q}}\n")
+    repo = render_repo(tmp_path, steps, config, "default: cpu\nfamilies: {cpu: {vendor: cpu, queue: q}}\n")
 
     def running(labels):
         result = render(repo, files="", env={"BUILDKITE_PULL_REQUEST_LABELS": labels})
@@ -96,7 +95,7 @@ def test_labels_select_as_the_config_says(tmp_path):
 
 
 def test_a_label_that_asks_for_nothing_is_an_error(tmp_path):
-    repo = make_repo(tmp_path, STEPS, "labels:\n  lazy: {}\n", HARDWARE)
+    repo = render_repo(tmp_path, STEPS, "labels:\n  lazy: {}\n", HARDWARE)
     result = render(repo, "--all")
     assert result.exit_code == 2 and "pipegen.yaml:4" in result.stderr and "asks for nothing" in result.stderr
 

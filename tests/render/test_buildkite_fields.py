@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pipegen.buildkite.matrix import combinations, size
 from pipegen.buildkite.step_fields import ALIASES, field_names, field_schemas
 from tests.render.schema_values import values
-from tests.render.test_render import assert_valid, by_key, make_repo, render
+from tests.helpers import assert_valid, by_key, render, render_repo
 
 # Fields pipegen reads or writes itself; every other schema field passes through verbatim.
 OWN = {"key", "label", "commands", "depends_on", "agents", "env", "retry", "soft_fail", "parallelism",
@@ -29,7 +29,7 @@ def step_yaml(fields: dict, key: str = "s") -> str:
 
 
 def rendered_step(tmp_path, fields: dict, *args: str) -> dict:
-    result = render(make_repo(tmp_path, step_yaml(fields)), "--all", *args)
+    result = render(render_repo(tmp_path, step_yaml(fields)), "--all", *args)
     assert result.exit_code == 0, result.output
     return by_key(assert_valid(result.stdout))["s"]
 
@@ -91,7 +91,7 @@ def test_merged_with_the_hardware_template_and_the_defaults(tmp_path):
         plugins: [{junit-annotate#v2.4.1: {artifacts: "out/*.xml"}}, "other#v1"]
         if: build.branch == "main"
     """
-    data = assert_valid(render(make_repo(tmp_path, steps), "--all").stdout)
+    data = assert_valid(render(render_repo(tmp_path, steps), "--all").stdout)
     steps_by_key = by_key(data)
     for key, queue in (("s-cpu", "cpu-q"), ("s-h100", "h100-2")):
         step = steps_by_key[key]
@@ -103,7 +103,7 @@ def test_merged_with_the_hardware_template_and_the_defaults(tmp_path):
 
 
 def test_a_step_cannot_set_its_queue(tmp_path):
-    result = render(make_repo(tmp_path, step_yaml({"agents": {"queue": "mine"}})), "--all")
+    result = render(render_repo(tmp_path, step_yaml({"agents": {"queue": "mine"}})), "--all")
     assert result.exit_code == 2
     assert "steps.yaml:" in result.output and "hardware" in result.output
 
@@ -123,7 +123,7 @@ def test_a_step_cannot_set_its_queue(tmp_path):
     ({"command": "a", "commands": ["b"]}, ["other name for 'commands'"]),
 ])
 def test_malformed_values_are_refused_at_load_with_the_line(tmp_path, fields, said):
-    result = render(make_repo(tmp_path, step_yaml(fields)), "--all")
+    result = render(render_repo(tmp_path, step_yaml(fields)), "--all")
     assert result.exit_code == 2, result.output
     assert re.search(r"\.buildkite/steps/steps\.yaml:\d+:\d+: ", result.output)
     assert "Traceback" not in result.output
@@ -133,17 +133,17 @@ def test_malformed_values_are_refused_at_load_with_the_line(tmp_path, fields, sa
 
 def test_a_nested_error_names_its_own_line(tmp_path):
     steps = "steps:\n  - label: S\n    commands: [x]\n    matrix:\n      setup:\n        py:\n          - [1]\n"
-    result = render(make_repo(tmp_path, steps), "--all")
+    result = render(render_repo(tmp_path, steps), "--all")
     assert result.exit_code == 2 and "steps.yaml:7:13:" in result.output
 
 
 def test_key_cannot_be_a_default(tmp_path):
-    result = render(make_repo(tmp_path, "defaults: {key: k}\nsteps:\n  - {label: S, commands: [x]}\n"), "--all")
+    result = render(render_repo(tmp_path, "defaults: {key: k}\nsteps:\n  - {label: S, commands: [x]}\n"), "--all")
     assert result.exit_code == 2 and "steps.yaml:1:" in result.output
 
 
 def test_aliases_are_buildkite_s_other_names(tmp_path):
-    repo = make_repo(tmp_path, "steps:\n  - {name: Named, identifier: s, command: make, hardware: [cpu]}\n")
+    repo = render_repo(tmp_path, "steps:\n  - {name: Named, identifier: s, command: make, hardware: [cpu]}\n")
     step = by_key(assert_valid(render(repo, "--all").stdout))["s"]
     assert step["label"] == "Named" and step["commands"][-1] == "make"
 
@@ -154,13 +154,13 @@ def test_depends_on_allow_failure_and_external_steps(tmp_path):
       - {label: A, key: a, commands: [x]}
       - {label: B, key: b, commands: [x], depends_on: [bootstrap, {step: a, allow_failure: true}]}
     """
-    repo = make_repo(tmp_path, steps, config="external_steps: [bootstrap]\n")
+    repo = render_repo(tmp_path, steps, config="external_steps: [bootstrap]\n")
     step = by_key(assert_valid(render(repo, "--all").stdout))["b"]
     assert step["depends_on"] == ["bootstrap", {"step": "a", "allow_failure": True}]
 
 
 def test_an_unknown_dependency_mentions_external_steps(tmp_path):
-    repo = make_repo(tmp_path, "steps:\n  - {label: B, key: b, commands: [x], depends_on: bootstrap}\n")
+    repo = render_repo(tmp_path, "steps:\n  - {label: B, key: b, commands: [x], depends_on: bootstrap}\n")
     result = render(repo, "--all")
     assert result.exit_code == 2 and "external_steps" in result.output
 
@@ -170,15 +170,15 @@ def test_matrix_counts_every_combination_toward_the_limit(tmp_path):
               "adjustments": [{"with": {"a": "0", "b": "0"}, "skip": True}, {"with": {"a": "x", "b": "y"}}]}
     assert size(matrix) == 100
     assert combinations(matrix)[-1].name == "a=x,b=y"
-    first = render(make_repo(tmp_path / "one", step_yaml({"matrix": matrix})), "--all")
+    first = render(render_repo(tmp_path / "one", step_yaml({"matrix": matrix})), "--all")
     assert "101 of 500 jobs" in first.stdout  # the group and 100 combinations: one skipped, one added
     big = {"setup": {"a": list(range(30)), "b": list(range(20))}}
-    result = render(make_repo(tmp_path / "two", step_yaml({"matrix": big})), "--all")
+    result = render(render_repo(tmp_path / "two", step_yaml({"matrix": big})), "--all")
     assert result.exit_code == 1 and "601" in result.output
 
 
 def test_byte_identical_for_the_same_input(tmp_path):
-    repo = make_repo(tmp_path, step_yaml(EXAMPLES))
+    repo = render_repo(tmp_path, step_yaml(EXAMPLES))
     assert render(repo, "--all").stdout == render(repo, "--all").stdout
 
 
@@ -211,7 +211,7 @@ def test_select_notes_that_buildkite_may_still_skip_a_conditional_step(tmp_path)
 
     from pipegen.cli import cli
 
-    repo = make_repo(tmp_path, step_yaml({"if": 'build.branch == "main"', "branches": ["main", "rel/*"]}))
+    repo = render_repo(tmp_path, step_yaml({"if": 'build.branch == "main"', "branches": ["main", "rel/*"]}))
     result = CliRunner().invoke(cli, ["select", "--root", str(repo), "--all", "--files-from", "-"], input="")
     assert 'Buildkite may still skip it (if: build.branch == "main")' in result.output
     assert "Buildkite may still skip it (branches: main rel/*)" in result.output
@@ -226,7 +226,7 @@ def test_check_does_not_call_external_steps_dangling(tmp_path):
 
     from pipegen.cli import cli
 
-    repo = make_repo(tmp_path, "steps:\n  - {label: B, key: b, commands: [x], depends_on: bootstrap}\n",
+    repo = render_repo(tmp_path, "steps:\n  - {label: B, key: b, commands: [x], depends_on: bootstrap}\n",
                      config="external_steps: [bootstrap]\n")
     listing = tmp_path / "tracked.txt"
     listing.write_text(".buildkite/steps/steps.yaml\n")
@@ -250,7 +250,7 @@ def _refused(name: str):
 @pytest.mark.parametrize("name", sorted(n for n in field_names() - set(ALIASES) if _refused(n) is not None))
 def test_every_field_refuses_a_malformed_value_at_its_line(tmp_path, name):
     steps = "steps:\n  - label: S\n    commands: [x]\n    " + name + ": " + json.dumps(_refused(name)) + "\n"
-    result = render(make_repo(tmp_path, steps), "--all")
+    result = render(render_repo(tmp_path, steps), "--all")
     assert result.exit_code == 2, result.output
     assert ".buildkite/steps/steps.yaml:4:" in result.output and name in result.output
     assert "Traceback" not in result.output
@@ -260,7 +260,7 @@ def test_render_through_a_subprocess_refuses_a_bad_field_with_exit_2(tmp_path):
     import subprocess
     import sys
 
-    repo = make_repo(tmp_path, step_yaml({"priority": "high"}))
+    repo = render_repo(tmp_path, step_yaml({"priority": "high"}))
     proc = subprocess.run([sys.executable, "-m", "pipegen", "render", "--all", "--files-from", "-"], cwd=repo,
                           input="", capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stdout == ""

@@ -2,134 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import textwrap
-from pathlib import Path
 
 import pytest
 import yaml
 from click.testing import CliRunner
 
 from pipegen.cli import cli
-from tests.helpers import git_repo
-
-
-def buildkite_schema_validator():
-    """An independent check: jsonschema on check-jsonschema's vendored copy (not pipegen's fast path)."""
-    import importlib.resources
-
-    import jsonschema
-
-    text = importlib.resources.files("check_jsonschema.builtin_schemas.vendor").joinpath("buildkite.json").read_text()
-    return jsonschema.Draft7Validator(json.loads(text))
-
-
-SCHEMA = buildkite_schema_validator()
-
-
-def assert_valid(text: str) -> dict:
-    data = yaml.safe_load(text)
-    errors = sorted(SCHEMA.iter_errors(data), key=lambda e: list(e.absolute_path))
-    assert not errors, errors[0]
-    return data
-
-
-def assert_fast_dialect(text: str) -> None:
-    """fastyaml reads the whole text as PyYAML does: output outside its dialect would still render,
-    but its check would fall back to PyYAML, ~8x slower."""
-    from pipegen.render import fastyaml
-
-    assert fastyaml.Reader(text).document() == yaml.safe_load(text)
-
-
-def all_steps(data: dict) -> list[dict]:
-    out = []
-    for step in data["steps"]:
-        out += step["steps"] if "group" in step else [step]
-    return out
-
-
-def by_key(data: dict) -> dict[str, dict]:
-    return {s["key"]: s for s in all_steps(data)}
-
-
-def render(root, *args, files: str | None = "", env=None):
-    extra = ["--files-from", "-"] if files is not None else []
-    runner = CliRunner()
-    result = runner.invoke(cli, ["render", "--root", str(root), *extra, *args], input=files or "",
-                           env={"PIPEGEN_CACHE_DIR": "", **(env or {})}, catch_exceptions=False)
-    return result
-
-
-HARDWARE = """
-default: cpu
-families:
-  cpu: {vendor: cpu, queue: cpu-q, template: py}
-  h100: {vendor: nvidia, arch: sm_90, template: cuda, queues: {1: h100-1, 2: h100-2, 4: h100-4, 8: h100-8}}
-  mi355: {vendor: amd, arch: gfx950, template: rocm, queues: {1: mi355-1, 2: mi355-2, 8: mi355-8}}
-  k8s: {vendor: nvidia, template: pod, queues: {1: k8s-q, 2: k8s-q}}
-  runner: {vendor: amd, template: script, queues: {1: script-q}}
-templates:
-  py: {kind: docker, image: "python:3.11", options: {always-pull: true}}
-  cuda: {kind: docker, image: "nvcr.io/cuda:$BUILDKITE_COMMIT", gpus: all, volumes: [/dev/shm:/dev/shm],
-         setup: ["nvidia-smi"]}
-  rocm: {kind: docker, image: rocm/pytorch, devices: [/dev/kfd, /dev/dri]}
-  pod: {kind: kubernetes, pod_spec: {containers: [{image: "img:1", resources: {limits: {}}}]}}
-  script: {kind: plain, wrap: "bash run.sh {commands}"}
-"""
-
-
-def make_repo(tmp_path: Path, steps: str, config: str = "", hardware: str = HARDWARE) -> Path:
-    (tmp_path / ".buildkite" / "steps").mkdir(parents=True)
-    (tmp_path / ".buildkite" / "pipegen.yaml").write_text("steps: [.buildkite/steps]\nhardware: .buildkite/hardware.yaml\n"
-                                                         + config)
-    (tmp_path / ".buildkite" / "hardware.yaml").write_text(hardware)
-    (tmp_path / ".buildkite" / "steps" / "steps.yaml").write_text(textwrap.dedent(steps))
-    return tmp_path
-
-
-STEPS = """
-group: Tests
-steps:
-  - label: "Unit"
-    key: unit
-    hardware: [cpu]
-    commands: ["pytest tests"]
-    source_file_dependencies: [src/]
-  - label: "Quick reduce"
-    key: qr
-    hardware: [cpu, h100:2, mi355:2, mi355:8]
-    working_dir: /work
-    commands: ["pytest qr_tests", "echo $HOME"]
-    env: {TP_SIZE: "2"}
-    retry: {automatic: [{exit_status: 3, limit: 2}]}
-    soft_fail: [{exit_status: 7}]
-    timeout_in_minutes: 30
-    parallelism: 2
-    concurrency: 1
-    concurrency_group: qr-gpu
-    depends_on: [unit]
-    source_file_dependencies: [qr/]
-  - label: "On Kubernetes"
-    key: pod
-    hardware: ["k8s:2"]
-    commands: ["true"]
-    source_file_dependencies: [k8s/]
-  - label: "Script runner"
-    key: script
-    hardware: [runner]
-    working_dir: /w
-    commands: ["a 'b'", "c"]
-    source_file_dependencies: [script/]
-"""
+from tests.helpers import RENDER_STEPS, all_steps, assert_valid, by_key, git_repo, render, render_repo
 
 
 @pytest.fixture
 def repo(tmp_path):
-    return make_repo(tmp_path, STEPS)
+    return render_repo(tmp_path, RENDER_STEPS)
 
 
 # --------------------------------------------------------------------------- output shape
@@ -193,12 +80,12 @@ def test_unselected_skip_and_omit(repo):
 
 
 def test_config_default_for_unselected(tmp_path):
-    repo = make_repo(tmp_path, STEPS, config="unselected: omit\n")
+    repo = render_repo(tmp_path, RENDER_STEPS, config="unselected: omit\n")
     assert list(by_key(assert_valid(render(repo, files="src/a.py\n").stdout))) == ["unit"]
 
 
 def test_nothing_selected_and_docs_only(tmp_path):
-    repo = make_repo(tmp_path, STEPS, config="docs_only: ['*.md']\n")
+    repo = render_repo(tmp_path, RENDER_STEPS, config="docs_only: ['*.md']\n")
     nothing = by_key(assert_valid(render(repo, files="elsewhere/x.py\n").stdout))
     assert all(k.startswith("block-") or s["depends_on"][0].startswith("block-") for k, s in nothing.items())
     annotation = tmp_path / "why.md"
@@ -223,7 +110,7 @@ def test_annotation_says_why_everything_runs(repo, tmp_path):
 
 
 def test_dependencies_of_a_selected_step_run_transitively(tmp_path):
-    repo = make_repo(tmp_path, """
+    repo = render_repo(tmp_path, """
         steps:
           - label: A
             key: a
@@ -272,7 +159,7 @@ def test_untrusted_diff_warns_and_selects_everything(repo):
 
 
 def test_missing_gpu_count_is_a_declaration_error(tmp_path):
-    repo = make_repo(tmp_path, """
+    repo = render_repo(tmp_path, """
         steps:
           - label: big
             hardware: ["mi355:4"]
@@ -285,7 +172,7 @@ def test_missing_gpu_count_is_a_declaration_error(tmp_path):
 
 
 def test_unknown_family_is_a_declaration_error(tmp_path):
-    repo = make_repo(tmp_path, """
+    repo = render_repo(tmp_path, """
         steps:
           - label: x
             hardware: [mi999]
@@ -299,7 +186,7 @@ def test_unknown_family_is_a_declaration_error(tmp_path):
 
 
 def test_invalid_keys_become_valid_unique_and_dependencies_follow(tmp_path):
-    repo = make_repo(tmp_path, """
+    repo = render_repo(tmp_path, """
         steps:
           - label: a
             key: "my.key/with spaces"
@@ -410,7 +297,7 @@ def test_a_corrupt_template_cache_is_no_error(repo, tmp_path):
 
 
 def test_interpolate_keeps_listed_variables_for_upload_time(tmp_path):
-    repo = make_repo(tmp_path, """
+    repo = render_repo(tmp_path, """
         steps:
           - label: "Build $BUILDKITE_COMMIT for $USER"
             key: build
@@ -467,7 +354,7 @@ steps:
 @pytest.fixture(scope="module")
 def placed(tmp_path_factory) -> dict[str, dict]:
     root = tmp_path_factory.mktemp("placing")
-    repo = make_repo(root, PLACING_STEPS, hardware=PLACING_HARDWARE)
+    repo = render_repo(root, PLACING_STEPS, hardware=PLACING_HARDWARE)
     (root / "mine").mkdir()
     (root / "mine" / "mine.j2").write_text('- "mine#v1":\n    image: {{ item.plugin.image }}\n')
     result = render(repo, "--all", "--templates", str(root / "mine"))

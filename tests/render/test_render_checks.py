@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 import pytest
+from tests.helpers import assert_valid, by_key, render, render_repo
 
-from tests.render.test_render import assert_valid, by_key, make_repo, render
 
 # --------------------------------------------------------------------------- pieces of a command step
 
@@ -76,7 +76,7 @@ def many_steps(count: int, parallelism: int = 1) -> str:
 
 
 def test_over_500_jobs_omits_unselected_steps(tmp_path):
-    repo = make_repo(tmp_path, many_steps(300))
+    repo = render_repo(tmp_path, many_steps(300))
     note = tmp_path / "note.md"
     files = "".join(f"d{i}/x\n" for i in range(5))
     result = render(repo, "--annotation", str(note), files=files)  # 5 run + 295 block pairs + group = 596
@@ -88,14 +88,14 @@ def test_over_500_jobs_omits_unselected_steps(tmp_path):
 
 
 def test_block_pairs_and_groups_count_toward_the_limit(tmp_path):
-    repo = make_repo(tmp_path, many_steps(249))  # 249 blocks + 249 commands + 1 group = 499
+    repo = render_repo(tmp_path, many_steps(249))  # 249 blocks + 249 commands + 1 group = 499
     assert len(by_key(assert_valid(render(repo, files="").stdout))) == 498
-    repo2 = make_repo(tmp_path / "b", many_steps(250))  # 501: folded
+    repo2 = render_repo(tmp_path / "b", many_steps(250))  # 501: folded
     assert by_key(assert_valid(render(repo2, files="").stdout)) == {}
 
 
 def test_selected_steps_alone_over_the_limit_fail_and_print_nothing(tmp_path):
-    repo = make_repo(tmp_path, many_steps(100, parallelism=5))  # 500 jobs + the group
+    repo = render_repo(tmp_path, many_steps(100, parallelism=5))  # 500 jobs + the group
     note = tmp_path / "note.md"
     result = render(repo, "--all", "--annotation", str(note))
     assert result.exit_code == 1 and result.stdout == ""

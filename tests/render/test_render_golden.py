@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT
-from tests.render.test_render import STEPS, assert_fast_dialect, assert_valid, make_repo, render
+from tests.helpers import RENDER_STEPS, ROOT, assert_fast_dialect, assert_valid, render, render_repo
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 REGENERATE = os.environ.get("PIPEGEN_REGEN_GOLDEN") == "1"
@@ -43,7 +42,7 @@ def compare(name: str, text: str) -> None:
 
 @pytest.mark.parametrize("mode", ["block", "skip", "omit"])
 def test_synthetic_pipeline(tmp_path, mode):
-    repo = make_repo(tmp_path, STEPS + """
+    repo = render_repo(tmp_path, RENDER_STEPS + """
   - label: "Multi-node $SHARD"
     key: multi
     device: h100

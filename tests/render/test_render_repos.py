@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import FIXTURE, ROOT, needs_fixture
-from tests.render.test_render import assert_fast_dialect, assert_valid, by_key, render
+from tests.helpers import FIXTURE, ROOT, assert_fast_dialect, assert_valid, by_key, needs_fixture, render
 
 # --------------------------------------------------------------------------- this repository
 

@@ -14,9 +14,8 @@ import fnmatch
 
 import yaml
 
-from tests.helpers import FIXTURE, needs_fixture
+from tests.helpers import FIXTURE, assert_valid, needs_fixture, render
 from tests.render import vllm_golden
-from tests.render.test_render import assert_valid, render
 
 GOLDENS = FIXTURE / "generator"
 SCENARIOS = ("branch-run-all", "branch-change", "main-run-all", "main-nightly")

@@ -16,21 +16,13 @@ import pytest
 from click.testing import CliRunner
 
 from pipegen.cli import cli
-from tests.helpers import ROOT, git, git_repo, write_files
+from tests.helpers import INVENTORY, ROOT, git, git_repo, run, write_files
 from pipegen.hardware.detect import Machine
 from pipegen.run.output import duration
 from pipegen.run.plan import script, shortfall, step_env
 from pipegen.model import Location, Step
 from pipegen.buildkite.dollars import Dollars
 
-INVENTORY = """\
-hardware:
-  default: cpu
-  families:
-    cpu: {vendor: cpu, queue: cpu-q, template: {kind: docker, image: img, environment: ["MODE=cpu", HOME]}}
-    mi355: {vendor: amd, arch: gfx950, queues: {1: mi355-1, 2: mi355-2, 8: mi355-8}}
-    h100: {vendor: nvidia, arch: sm_90, queues: {1: h100-1, 2: h100-2}}
-"""
 
 STEPS = """\
 group: demo
@@ -74,12 +66,6 @@ def repo(tmp_path: Path) -> Path:
                        + INVENTORY, ".buildkite/steps/demo.yaml": STEPS})
     (root / "sub").mkdir()
     return root
-
-
-def run(repo: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, ["run", "--root", str(repo), "--hardware", "cpu", *args], env=env)
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, result.output
 
 
 def changed(tmp_path: Path, *paths: str) -> str:
@@ -464,7 +450,6 @@ def test_local_env_puts_this_pythons_scripts_first_on_path() -> None:
 
 
 # --------------------------------------------------------------------------- this repository
-
 
 
 def test_this_repository_plans_the_readme_examples() -> None:

@@ -11,8 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipegen.buildkite.branches import includes
-from tests.helpers import git_repo
-from tests.run.test_run import INVENTORY, run
+from tests.helpers import INVENTORY, git_repo, run
 
 CONFIG = "steps: [.buildkite/steps]\nexternal_steps: [bootstrap]\n" + INVENTORY
 
