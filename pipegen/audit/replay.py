@@ -1,6 +1,8 @@
 """Replay commits through declarations: what each commit ran, and what a declaration change
 would gain or lose. Pure: the decisions are `decide()`'s for (declarations, changed files),
-the same as `select` makes for a pull request with that diff (no forcing options).
+the same as `select` makes for a pull request with that diff (no forcing options): a change
+of pipegen's own inputs (the config, the inventory) runs what it shapes, and every step a
+running step depends on runs too.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from typing import Iterable, Iterator, Mapping
 
 from pipegen.audit.history import Commit
 from pipegen.model import ChangeSet, Declarations, Options
-from pipegen.selection.decide import decide
+from pipegen.selection.decide import NEEDED, decide
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,7 @@ class Outcome:
     skipped: frozenset[str]
     run_all: str = ""  # why everything runs ("" = not): the file and the pattern
     docs_only: str = ""  # why everything is skipped ("" = not)
+    needed: frozenset[str] = frozenset()  # of `run`: only because a step that runs depends on them
 
 
 @dataclass(frozen=True)
@@ -72,8 +75,9 @@ def replay(decl: Declarations, commits: Iterable[Commit]) -> Iterator[Outcome]:
         selection = decide(decl, ChangeSet(commit.files), options)
         keys = {action: frozenset(d.step.key for d in selection.decisions if d.action == action)
                 for action in ("run", "block", "skip")}
+        needed = frozenset(d.step.key for d in selection.decisions if d.reasons[0].rule == NEEDED)
         yield Outcome(commit, keys["run"], keys["block"], keys["skip"], selection.run_all_reason,
-                      selection.skip_reason)
+                      selection.skip_reason, needed)
 
 
 @dataclass(frozen=True)

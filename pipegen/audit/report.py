@@ -99,8 +99,9 @@ def _text(report: AuditReport) -> str:
         keys = sorted(o.run)
         shown = ", ".join(keys[:SHOWN_KEYS]) + (f" (+{len(keys) - SHOWN_KEYS})" if len(keys) > SHOWN_KEYS else "")
         why = _why(o)
+        needed = f" ({len(o.needed)} of them needed by a step that runs: depends_on)" if o.needed and not why else ""
         lines.append(f"{o.commit.short:<12}  {len(o.run):>4} {len(o.waiting):>4} {len(o.skipped):>4}  "
-                     + (why or shown))
+                     + (why or shown + needed))
     never, optional = audit.never_run(), audit.never_run(optional=True)
     lines += ["", f"never run in these commits ({len(never)} step(s)): {', '.join(never) or 'none'}",
               *([f"optional, so never run without a click or nightly ({len(optional)} step(s)): {', '.join(optional)}"]
@@ -144,7 +145,7 @@ def _json(report: AuditReport) -> dict[str, Any]:
     out: dict[str, Any] = {
         "range": report.range, "unit": _unit(audit), "ran": ran, "every": every,
         "commits": [{"sha": o.commit.sha, "subject": o.commit.subject, "files": len(o.commit.files),
-                     "run": sorted(o.run), "waiting": sorted(o.waiting), "skipped": sorted(o.skipped), "run_all": o.run_all,
+                     "run": sorted(o.run), "needed": sorted(o.needed), "waiting": sorted(o.waiting), "skipped": sorted(o.skipped), "run_all": o.run_all,
                      "docs_only": o.docs_only} for o in audit.outcomes],
         "steps": [{"key": key, "runs": n, "ran": audit.cost(key) * n, "every": audit.cost(key) * len(audit.outcomes)}
                   for key, n in audit.runs().items()],

@@ -1,8 +1,8 @@
 """Decisions + jobs on hardware -> what goes into the pipeline (pure).
 
-Each step is run, a block/command pair, a skip step, or omitted; keys are made
-valid and unique, every dependency of a selected step is pulled in, and the
-500-job upload limit is kept by omitting unselected steps when needed.
+Each step is run, a block/command pair, a skip step, or omitted, as decided
+(`decide` runs every dependency of a step that runs); keys are made valid and
+unique, and the 500-job upload limit is kept by omitting unselected steps when needed.
 """
 
 from __future__ import annotations
@@ -64,10 +64,10 @@ def plan_pipeline(decl: Declarations, selection: Selection, placed: Sequence[Any
     mode = unselected or decl.settings.unselected
     if mode not in UNSELECTED:
         raise UsageError(f"--unselected must be one of {', '.join(UNSELECTED)}, got {mode!r}")
-    shown, needed_by = _states(decl, selection, mode)
+    shown = _states(decl, selection, mode)
     folded = _fold(decl.steps, shown, limit)
     count = _count(decl.steps, shown)
-    entries, rows = _group(decl, selection, placed, shown, needed_by, folded, limit, build)
+    entries, rows = _group(decl, selection, placed, shown, folded, limit, build)
     renamed = [(row.step.key, row.key) for row in rows if row.key != row.step.key]
     result = PipelinePlan(entries=entries, rows=rows, selection=selection, unselected=mode, jobs=count, limit=limit,
                           folded=folded, renamed=renamed)
@@ -78,32 +78,12 @@ def plan_pipeline(decl: Declarations, selection: Selection, placed: Sequence[Any
     return result
 
 
-def _states(decl: Declarations, selection: Selection, mode: str) -> tuple[dict[str, str], dict[str, str]]:
-    """Each step's state in the pipeline, and which selected step pulled in each dependency.
-
-    Every dependency of a selected step runs too (transitively), found breadth first in
-    declaration order so that the first dependent is named; the others follow `mode`.
-    """
-    by_key = decl.by_key()
-    shown: dict[str, str] = {}
-    needed_by: dict[str, str] = {}
-    pending = [d.step.key for d in selection.decisions if d.action == "run"]
-    for key in pending:
-        shown[key] = "run"
-    for key in pending:
-        for target in by_key[key].depends_on:
-            if shown.get(target) != "run" and target in by_key:  # external steps are uploaded elsewhere
-                shown[target] = "run"
-                needed_by[target] = key
-                pending.append(target)
-    for d in selection.decisions:
-        if d.step.key in shown:
-            continue
-        if d.action == "skip":
-            shown[d.step.key] = "left out"
-        else:  # block: --unselected decides
-            shown[d.step.key] = {"block": "blocked", "skip": "skip-step", "omit": "omitted"}[mode]
-    return shown, needed_by
+def _states(decl: Declarations, selection: Selection, mode: str) -> dict[str, str]:
+    """Each step's state in the pipeline: run as decided (`decide` already runs every dependency of a step
+    that runs), left out when skipped, the others as `mode` says."""
+    unselected = {"block": "blocked", "skip": "skip-step", "omit": "omitted"}[mode]
+    return {d.step.key: "run" if d.action == "run" else "left out" if d.action == "skip" else unselected
+            for d in selection.decisions}
 
 
 def _fold(steps: Sequence[Step], shown: dict[str, str], limit: int) -> list[str]:
@@ -120,7 +100,7 @@ def _fold(steps: Sequence[Step], shown: dict[str, str], limit: int) -> list[str]
 
 
 def _group(decl: Declarations, selection: Selection, placed: Sequence[Any], shown: Mapping[str, str],
-           needed_by: Mapping[str, str], folded: Sequence[str], limit: int, build: Any = None) -> tuple[list[dict[str, Any]], list[Row]]:
+           folded: Sequence[str], limit: int, build: Any = None) -> tuple[list[dict[str, Any]], list[Row]]:
     """The template items, grouped by declaration group in order, and one annotation Row per step."""
     dollars = Dollars(decl.settings.interpolate)
     keys = key_map(decl.steps)
@@ -134,8 +114,6 @@ def _group(decl: Declarations, selection: Selection, placed: Sequence[Any], show
     for step in decl.steps:
         job, decision, state = jobs_by_key[step.key], decisions[step.key], shown[step.key]
         reason = decision.reasons[0].text if decision.reasons else ""
-        if step.key in needed_by and decision.action != "run":
-            reason = f"needed by selected step '{needed_by[step.key]}' (depends_on); was: {reason}"
         if step.key in folded:
             reason = f"omitted to stay within {limit} jobs; was: {reason}"
         rows.append(Row(step, keys[step.key], job.hardware, job.queue or "", state, reason))

@@ -13,18 +13,21 @@ import fnmatch
 from typing import Any, Sequence
 
 from pipegen.errors import UsageError
-from pipegen.selection.inputs import Input
+from pipegen.selection.inputs import Input, own_inputs
 from pipegen.selection.matching import StepIndex, first_match
 from pipegen.model import ChangeSet, Decision, Declarations, Options, Reason, Rule, Selection, Settings, Step
 
+NEEDED = "needed-by"  # the rule of a step that runs because a step that runs depends on it
+
 
 def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Sequence[Input] = ()) -> Selection:
-    """`inputs`: the files pipegen itself reads (config, inventory, templates), from the command edge."""
+    """The one decision behind every command: select, why, render, run and audit all call it, so they tell
+    one story. `inputs`: files pipegen reads besides the config and the inventory (render's templates)."""
     settings = decl.settings
     files = [f for f in changes.files if f]
     warnings: list[str] = [str(w) for w in decl.warnings] + list(changes.warnings)
 
-    input_hits = _input_hits(inputs, files, warnings)
+    input_hits = _input_hits(dict.fromkeys((*own_inputs(decl), *inputs)), files, warnings)
     everything = input_hits.pop(None, None)
     run_all_reason = _run_all(decl, changes, options, files) or (everything.text if everything else "")
     only = closure(decl, options.only) if options.only is not None else None
@@ -43,6 +46,7 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
             forced = Reason("run-all", run_all_reason) if run_all_reason else input_hits.get(step.key)
             action, reason = _decide_step(step, match, settings, rule_hits, options, only, forced)
             decisions.append(Decision(step, action, (reason, *_conditions(step, action))))
+        decisions = _with_dependencies(decisions)
     return Selection(
         decisions=tuple(decisions),
         changes=changes,
@@ -50,6 +54,25 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
         skip_reason=skip_reason,
         warnings=tuple(warnings),
     )
+
+
+def _with_dependencies(decisions: list[Decision]) -> list[Decision]:
+    """Every step a running step depends_on runs too, transitively (Buildkite fails a build whose depends_on
+    names a step not in it, and a blocked one would hold it forever): render runs them, so every command
+    says so and counts them. Breadth first in declaration order, so the first dependent is named."""
+    index = {d.step.key: i for i, d in enumerate(decisions)}
+    pending = [d.step.key for d in decisions if d.action == "run"]
+    running = set(pending)
+    for key in pending:  # grows while it is walked
+        for target in decisions[index[key]].step.depends_on:
+            if target in running or target not in index:  # an external step is uploaded elsewhere
+                continue
+            running.add(target)
+            pending.append(target)
+            was = decisions[index[target]]
+            reason = Reason(NEEDED, f"needed by selected step '{key}' (depends_on); was: {was.reasons[0].text}")
+            decisions[index[target]] = Decision(was.step, "run", (reason, *_conditions(was.step, "run")))
+    return decisions
 
 
 def steps_by_key(decl: Declarations, keys: Sequence[str]) -> list[Step]:

@@ -7,6 +7,7 @@ from typing import Any, Sequence
 
 from pipegen.markdown import cell
 from pipegen.model import ACTIONS, Decision, Selection, Step
+from pipegen.selection.decide import NEEDED
 from pipegen.selection.matching import explain
 
 HEADINGS = {"run": "Run", "block": "Blocked (wait to be unblocked)", "skip": "Skipped"}
@@ -39,7 +40,15 @@ def selection_json(sel: Selection) -> dict[str, Any]:
 def summary(sel: Selection) -> str:
     counts = sel.counts()
     parts = [f"{counts[a]} {a}" for a in ACTIONS]
+    needed = needed_count(sel)
+    if needed:
+        parts[0] += f" ({needed} of them needed by a step that runs: depends_on)"
     return f"{', '.join(parts)} of {len(sel.decisions)} steps; {_changes_text(sel)}"
+
+
+def needed_count(sel: Selection) -> int:
+    """Steps that run only because a step that runs depends on them (render runs them too)."""
+    return sum(1 for d in sel.decisions if d.reasons[0].rule == NEEDED)
 
 
 def _changes_text(sel: Selection) -> str:
@@ -105,7 +114,9 @@ def selection_markdown(sel: Selection) -> str:
     notes = banner(sel)
     lines = ["### pipegen: test selection", ""]
     lines += [f"> {line}" for line in notes] + ([""] if notes else [])
-    lines += [f"**{counts['run']} run**, {counts['block']} blocked, {counts['skip']} skipped "
+    needed = needed_count(sel)
+    lines += [f"**{counts['run']} run**{f' ({needed} needed by a step that runs)' if needed else ''}, "
+              f"{counts['block']} blocked, {counts['skip']} skipped "
               f"of {len(sel.decisions)} steps; {_changes_text(sel)}.", ""]
     lines += ["| step | group | action | reason |", "| --- | --- | --- | --- |"]
     order = {a: i for i, a in enumerate(ACTIONS)}
@@ -132,7 +143,7 @@ def why_path(verdict: Selection) -> dict[str, Any]:
     run-all (and what overrides it) or docs-only for every step, else the steps it selects, the ones it
     matches that do not run, the ones it matches that run whatever changes, the ones it excludes."""
     path = verdict.changes.files[0]
-    row: dict[str, Any] = {"path": path, "verdict": "steps", "reason": "", "selects": [], "blocked": [],
+    row: dict[str, Any] = {"path": path, "verdict": "steps", "reason": "", "selects": [], "needed": [], "blocked": [],
                            "regardless": [], "excluded": [], "warnings": list(verdict.warnings)}
     if verdict.skip_all or verdict.run_all:
         row["verdict"] = "docs-only" if verdict.skip_all else "run-all"
@@ -143,6 +154,9 @@ def why_path(verdict: Selection) -> dict[str, Any]:
         step, reason = decision.step, decision.reasons[0]
         if decision.action == "run" and (reason.rule in PATH_RULES or reason.rule.startswith("rule:")):
             row["selects"].append({"key": step.key, "rule": reason.rule, "entry": reason.entry, "text": reason.text})
+            continue
+        if reason.rule == NEEDED:  # what render runs with the steps it selects
+            row["needed"].append({"key": step.key, "reason": reason.text})
             continue
         hit, exclusion = explain(step.dependencies, path, step.dependency_kind)
         if hit and exclusion:
@@ -165,11 +179,13 @@ def why_paths_text(rows: list[dict[str, Any]]) -> str:
             lines.append(f"  run-all: everything would run ({row['reason']}), but {row['overridden']}"
                          if row["overridden"] else f"  run-all: everything runs ({row['reason']})")
             continue
-        if not any(row[name] for name in ("selects", "blocked", "regardless", "excluded", "warnings")):
+        if not any(row[name] for name in ("selects", "needed", "blocked", "regardless", "excluded", "warnings")):
             lines.append("  selects no step (no dependency entry matches it)")
         for hit in row["selects"]:
             how = f"entry '{hit['entry']}'" if hit["rule"] == "dependency" else hit["text"]
             lines.append(f"  selects {hit['key']}  ({how})")
+        for hit in row["needed"]:
+            lines.append(f"  runs {hit['key']} too: {hit['reason']}")
         for hit in row["blocked"]:
             lines.append(f"  matches {hit['key']} (entry '{hit['entry']}') but it does not run: {hit['action']}, "
                          f"{hit['reason']}")

@@ -3,7 +3,7 @@
 Every step appears exactly once in `select --format json`, with one action and at least
 one reason; and `why PATH` agrees with `select` on a change of that path alone: run-all
 (overridden by NOAUTO), docs-only, or the steps it selects are exactly those that run then
-and not without it, and the steps it says do not run do not.
+and not without it, and the steps it says do not run do not; the steps they depend on run too, and why names them.
 """
 
 from __future__ import annotations
@@ -88,9 +88,10 @@ def test_every_step_once_and_why_agrees_with_select(files, changes, env):
                 assert row["verdict"] == "run-all" and row["reason"] == alone["run_all_reason"]
                 assert bool(row["overridden"]) == ("NOAUTO" in env)  # NOAUTO blocks what run-all would run
             else:
-                selects = {s["key"] for s in row["selects"]}
-                assert row["verdict"] == "steps" and selects <= ran(alone)
-                assert ran(alone) == selects | regardless, (path, row, alone)
+                selects, needed = ({s["key"] for s in row[name]} for name in ("selects", "needed"))
+                assert row["verdict"] == "steps" and selects | needed <= ran(alone)
+                # What a step that runs depends on runs too, and why says so.
+                assert ran(alone) == selects | needed | regardless, (path, row, alone)
                 # A step it matches that runs anyway (always-run, nightly) is not one that "does not run".
                 assert {s["key"] for s in row["regardless"]} <= regardless
                 assert not {s["key"] for s in row["blocked"]} & ran(alone), (path, row, alone)

@@ -1,0 +1,186 @@
+"""One story from every command: what `select` runs is what `render` runs, and `audit` replays each commit
+as `select` decides its diff.
+
+A step that runs only because a step that runs depends on it is said and counted by select, why and audit
+(a docs change once read "1 run" in select while render ran the GPU image build it waits for); a change of
+pipegen's own inputs (the config, the inventory) runs what they shape in audit as in select.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipegen.cli import cli
+from tests.helpers import commit_files, git, git_repo, write_files
+
+ENTRIES = ["src/", "src/a/", "lib", "tests/", "!src/a/vendored/", "src/*.py", "docs/", "docker/"]
+FILES = ["src/a/x.py", "src/a/vendored/v.py", "src/b.py", "lib/l.py", "tests/t.py", "docs/i.md", "README.md",
+         "docker/Dockerfile", "pyproject.toml", "other.txt", ".buildkite/pipegen.yaml", ".buildkite/hardware.yaml",
+         ".buildkite/steps/s.yaml"]
+HARDWARE = ("default: cpu\nfamilies:\n  cpu: {vendor: cpu, queue: cpu-q, template: plain}\n"
+            "  h100: {vendor: nvidia, arch: sm_90, template: plain, queues: {1: h100-1, 2: h100-2}}\n"
+            "templates:\n  plain: {kind: plain}\n")
+
+
+@st.composite
+def declarations(draw: Any) -> dict[str, str]:
+    count = draw(st.integers(1, 6))
+    keys = [f"s{i}" for i in range(count)]
+    steps = []
+    for index, key in enumerate(keys):
+        step: dict[str, Any] = {"label": key.upper(), "key": key, "commands": ["true"],
+                                "hardware": [draw(st.sampled_from(["cpu", "h100:2"]))]}
+        deps = draw(st.lists(st.sampled_from(ENTRIES), max_size=3, unique=True))
+        if deps:
+            step["source_file_dependencies"] = deps
+        if draw(st.integers(0, 4)) == 0:
+            step["optional"] = True
+        needs = draw(st.lists(st.sampled_from(keys[:index]), max_size=2, unique=True)) if index else []
+        if needs:
+            step["depends_on"] = needs
+        steps.append(step)
+    config: dict[str, Any] = {"steps": [".buildkite/steps"], "no_dependencies": draw(st.sampled_from(["block", "run"])),
+                              "hardware": ".buildkite/hardware.yaml"}
+    for field, choices in (("run_all", ["pyproject.toml", "lib/"]), ("docs_only", ["docs/", "*.md"]),
+                           ("always_run", keys)):
+        chosen = draw(st.lists(st.sampled_from(choices), max_size=2, unique=True))
+        if chosen:
+            config[field] = chosen
+    return {".buildkite/pipegen.yaml": yaml.safe_dump(config), ".buildkite/hardware.yaml": HARDWARE,
+            ".buildkite/steps/s.yaml": yaml.safe_dump({"steps": steps})}
+
+
+def invoke(root: Path, *args: str, files: list[str] | None = None, env: dict[str, str] | None = None) -> str:
+    more = ["--files-from", "-"] if files is not None else []
+    result = CliRunner().invoke(cli, [args[0], "--root", str(root), *more, *args[1:]],
+                                input="".join(f + "\n" for f in files or ()), env={"PIPEGEN_CACHE_DIR": "", **(env or {})})
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def selected(root: Path, files: list[str], env: dict[str, str] | None = None) -> set[str]:
+    data = json.loads(invoke(root, "select", "--format", "json", files=files, env=env))
+    return {s["key"] for s in data["steps"] if s["action"] == "run"}
+
+
+def command_steps(pipeline: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for item in pipeline["steps"]:
+        out += [s for s in item.get("steps", [item]) if "block" not in s]
+    return out
+
+
+def rendered_runs(root: Path, files: list[str], unselected: str, env: dict[str, str] | None = None) -> set[str]:
+    """The command steps render uploads that run on their own: no block step before them, no `skip`."""
+    pipeline = yaml.safe_load(invoke(root, "render", "--unselected", unselected, files=files, env=env))
+    blocks = {s["key"] for item in pipeline["steps"] for s in item.get("steps", [item]) if "block" in s}
+    return {s["key"] for s in command_steps(pipeline)
+            if "skip" not in s and not blocks & set(s.get("depends_on") or ())}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(declarations(), st.lists(st.sampled_from(FILES), max_size=4, unique=True),
+       st.sampled_from(["block", "skip", "omit"]),
+       st.sampled_from([{}, {"NIGHTLY": "1"}, {"NOAUTO": "1"}, {"DOCS_ONLY_DISABLE": "1"}]))
+def test_select_runs_exactly_what_render_runs(files, changes, unselected, env):
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        write_files(root, files)
+        assert selected(root, changes, env) == rendered_runs(root, changes, unselected, env)
+
+
+def replay_equals_select(root: Path, commits: int) -> None:
+    """`audit` of the last commits runs, per commit, what `select` runs for that commit's diff (README's pipe)."""
+    report = json.loads(invoke(root, "audit", "--last", str(commits), "--format", "json"))
+    assert len(report["commits"]) == commits
+    for row in report["commits"]:
+        diff = git(root, "diff", "--name-only", "--no-renames", f"{row['sha']}^", row["sha"]).splitlines()
+        assert set(row["run"]) == selected(root, diff), (row, diff)
+
+
+def edit(path: str, n: int) -> str:
+    """New content for one of FILES that keeps the declarations loadable."""
+    return f"# edit {n}\n" if path.startswith(".buildkite/") else f"x = {n}\n"
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(declarations(), st.lists(st.lists(st.sampled_from(FILES), min_size=1, max_size=3, unique=True),
+                                min_size=1, max_size=3))
+def test_audit_replays_each_commit_as_select_decides_it(files, commits):
+    with tempfile.TemporaryDirectory() as folder:
+        root = git_repo(Path(folder), {**files, **{f: "x = 0\n" for f in FILES if f not in files}})
+        for n, changed in enumerate(commits, 1):
+            # A declaration file gains a comment: the work tree's declarations stay those generated.
+            commit_files(root, {f: (files[f] + edit(f, n)) if f in files else edit(f, n) for f in changed})
+        replay_equals_select(root, len(commits))
+
+
+STORY = {
+    ".buildkite/pipegen.yaml": "steps: [.buildkite/steps]\nhardware: .buildkite/hardware.yaml\n",
+    ".buildkite/hardware.yaml": HARDWARE,
+    ".buildkite/steps/s.yaml": (
+        "steps:\n"
+        "- {label: Image, key: image-build, commands: [make], source_file_dependencies: [docker/], "
+        "hardware: ['h100:2']}\n"
+        "- {label: GPU tests, key: gpu, commands: [pytest], source_file_dependencies: [src/], depends_on: [image-build], "
+        "hardware: ['h100:2']}\n"
+        "- {label: Docs, key: docs, commands: [mkdocs build], source_file_dependencies: [docs/], "
+        "depends_on: [image-build]}\n"),
+    "docker/Dockerfile": "FROM x\n", "src/a.py": "", "docs/index.md": "",
+}
+
+
+def pipegen(root: Path, *args: str, stdin: str = "") -> str:
+    done = subprocess.run([sys.executable, "-m", "pipegen", *args], cwd=root, input=stdin, capture_output=True,
+                          text=True, env={**os.environ, "PIPEGEN_CACHE_DIR": ""})
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_step_pulled_in_by_depends_on_is_said_and_counted_by_every_command(tmp_path):
+    root = git_repo(tmp_path / "repo", STORY)
+    commit_files(root, {"docs/index.md": "more\n"}, "docs change")
+    assert pipegen(root, "select", "--committed-only", "--base", "HEAD^") == (
+        "2 run (1 of them needed by a step that runs: depends_on), 1 block, 0 skip of 3 steps; 1 changed file(s) "
+        f"against HEAD^ (merge base {git(root, 'rev-parse', 'HEAD^')[:12]})\n\n"
+        "Run (2):\n"
+        "  image-build  needed by selected step 'docs' (depends_on); was: no changed file matches its 2 dependency "
+        "entries\n"
+        "  docs         docs/index.md matches 'docs/'\n\n"
+        "Blocked (wait to be unblocked) (1):\n"
+        "  gpu  no changed file matches its 2 dependency entries\n")
+    why = pipegen(root, "why", "--step", "image-build", "--committed-only", "--base", "HEAD^")
+    assert "  action: run: needed by selected step 'docs' (depends_on)" in why
+    assert pipegen(root, "why", "docs/index.md") == (
+        "docs/index.md:\n  selects docs  (entry 'docs/')\n  runs image-build too: needed by selected step 'docs' "
+        "(depends_on); was: no changed file matches its 2 dependency entries\n")
+    report = json.loads(pipegen(root, "audit", "--last", "1", "--format", "json"))
+    assert report["commits"][0]["run"] == ["docs", "image-build"] and report["commits"][0]["needed"] == ["image-build"]
+    assert "2    1    0  docs, image-build (1 of them needed by a step that runs: depends_on)" in pipegen(
+        root, "audit", "--last", "1")
+    rendered = yaml.safe_load(pipegen(root, "render", "--committed-only", "--base", "HEAD^"))
+    assert {s["key"] for s in command_steps(rendered) if "block-gpu" not in s.get("depends_on", [])} == {
+        "image-build", "docs"}
+
+
+def test_audit_runs_everything_for_an_edit_of_the_config_or_the_inventory(tmp_path):
+    root = git_repo(tmp_path / "repo", STORY)
+    commit_files(root, {".buildkite/hardware.yaml": HARDWARE + "# a queue renamed\n"}, "inventory")
+    commit_files(root, {".buildkite/pipegen.yaml": STORY[".buildkite/pipegen.yaml"] + "base_branch: main\n"}, "config")
+    report = json.loads(pipegen(root, "audit", "--last", "2", "--format", "json"))
+    config, inventory = report["commits"]
+    assert config["run"] == inventory["run"] == ["docs", "gpu", "image-build"]
+    assert config["run_all"] == ".buildkite/pipegen.yaml changed: it is the pipegen config, which shapes every step"
+    assert inventory["run_all"].startswith(".buildkite/hardware.yaml changed: it is the hardware inventory")
+    replay_equals_select(root, 2)
