@@ -192,6 +192,8 @@ class Declarations:
     files: tuple[str, ...] = ()  # every file that was read (repo-relative)
     warnings: tuple[DeclarationWarning, ...] = ()
     root: str = "."  # repository root the paths are relative to
+    # (path git names, path a declaration file was read by) where they differ: a symbolic link on the way
+    aliases: tuple[tuple[str, str], ...] = ()
 
     def by_key(self) -> dict[str, Step]:
         return {s.key: s for s in self.steps}

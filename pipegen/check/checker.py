@@ -15,7 +15,7 @@ from pipegen.check import entries
 from pipegen.check import platform
 from pipegen.check import coverage
 from pipegen.check.file_index import FileIndex
-from pipegen.check.findings import Finding, Report, strict
+from pipegen.check.findings import LOAD_ERRORS, Finding, Report, strict
 from pipegen.check.import_graph import ImportGraph, ModuleFiles, SpecReader
 from pipegen.model import Declarations, Step
 
@@ -73,7 +73,7 @@ def _cover(step: Step, decl: Declarations, index: FileIndex) -> int:
 
 
 def _from_warning(warning: Any) -> Finding:
-    return Finding(warning.code, "warning", warning.location, warning.message, warning.fix)
+    return Finding(warning.code, LOAD_ERRORS.get(warning.code, "warning"), warning.location, warning.message, warning.fix)
 
 
 def _notes(inputs: Inputs, graph: ImportGraph, test_files: set[str]) -> list[str]:

@@ -21,10 +21,11 @@ CODES = {
     "raw-prefix-only": "a dependency entry matched only under vLLM's old raw-prefix rule",
     "exclusion-unused": "an exclusion excludes nothing",
     "stale-run-all": "a run-all pattern matches no tracked file",
+    "unmatched-key": "an always_run key, a label's step key or an external step names no step",
     "test-missing": "a command names a test path that is not in the repository",
     "test-not-selecting": "a change to a step's own test does not select the step",
     "workdir-unmapped": "a step's working dir maps to no repository folder",
-    "no-dependencies": "a step with tests has no dependencies: no change ever selects it",
+    "no-dependencies": "a step has no dependencies: no change ever selects it",
     "import-not-covered": "a test imports a repository file no entry of its step covers",
     "no-queue": "no hardware provides what a step asks for",
     "mirror-drift": "an AMD twin declared in two places differs",
@@ -33,6 +34,8 @@ CODES = {
     "escaped-dollar": "a '$$' pipegen would escape again",
     "orphan": "a tracked source file no step depends on",
 }
+# Warnings of the loader that `check` reports as errors: what they name runs nothing of what was meant.
+LOAD_ERRORS: dict[str, Severity] = {"unmatched-key": "error"}
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from pipegen.declarations.fields import (
     regex_list, require_mapping, step_fields, string, string_list,
 )
 from pipegen.declarations.labels import parse_labels
+from pipegen.declarations.references import unmatched_names
 from pipegen.errors import DeclarationError, raise_all, suggest
 from pipegen.model import Declarations, Location, Rule, Settings, Step, DeclarationWarning
 from pipegen.declarations.presets import (
@@ -29,7 +30,8 @@ from pipegen.declarations.presets import (
     vllm_settings,
 )
 from pipegen.declarations.steps_file import STEP_FIELDS, VLLM_IGNORED, load_steps_file
-from pipegen.declarations.locate import DEFAULT_INVENTORY, STEPS_SUFFIXES, VLLM_SUFFIXES, find_config, rel, steps_files
+from pipegen.declarations.locate import (DEFAULT_INVENTORY, STEPS_SUFFIXES, VLLM_SUFFIXES, find_config, link_aliases, rel,
+                                         steps_files)
 from pipegen.declarations.yamlio import LocDict, LocList, load_file
 
 PIPEGEN_FIELDS: dict[str, Checker] = {
@@ -165,6 +167,7 @@ def _load_pipegen(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> D
             raise DeclarationError(f"steps entry '{entry}' holds {own}, which is not a steps file", entry_where,
                                    "put the steps files in a folder of their own (.buildkite/steps) and name it")
     steps = _load_steps(root, files, docs, vllm=False, warnings=warnings)
+    warnings += unmatched_names(top, steps)
     return _finish(root, steps, settings, "pipegen", [path, *files], warnings)
 
 
@@ -268,8 +271,10 @@ def _load_legacy(root: str, path: str, top: LocDict, environ: Mapping[str, str])
 def _finish(root: str, steps: list[Step], settings: Settings, layout: str, files: list[str],
             warnings: list[DeclarationWarning]) -> Declarations:
     validate_graph(steps, settings.external_steps)
+    inventory = [] if settings.hardware_inline is not None else [settings.hardware_file or DEFAULT_INVENTORY]
     return Declarations(steps=tuple(steps), settings=settings, layout=layout,  # type: ignore[arg-type]
-                        files=tuple(files), warnings=tuple(warnings), root=root)
+                        files=tuple(files), warnings=tuple(warnings), root=root,
+                        aliases=link_aliases(root, [*files, *inventory]))
 
 
 def validate_graph(steps: list[Step], external: tuple[str, ...] = ()) -> None:

@@ -75,7 +75,13 @@ def steps_files(root: str, entry: str, where: Location, suffixes: tuple[str, ...
         raise DeclarationError(f"steps path not found: {entry}", where, "fix the path or create it")
     found = []
     reads = " or ".join(f"*{x}" for x in suffixes)
-    for folder, dirs, files in os.walk(full):
+    seen: set[str] = set()
+    # A folder linked into the steps folder holds steps too; each real folder is read once (a link loop ends).
+    for folder, dirs, files in os.walk(full, followlinks=True):
+        if os.path.realpath(folder) in seen:
+            dirs.clear()
+            continue
+        seen.add(os.path.realpath(folder))
         dirs.sort()
         for name in sorted(files):
             # os.walk's paths already start with `root`: made absolute so rel() does not join it twice.
@@ -90,3 +96,23 @@ def steps_files(root: str, entry: str, where: Location, suffixes: tuple[str, ...
         raise DeclarationError(f"steps folder '{entry}' holds no steps file ({reads})", where,
                                "name the folder that holds the steps files, or add one")
     return found
+
+
+def link_aliases(root: str, paths: list[str]) -> tuple[tuple[str, str], ...]:
+    """(path git names, path as read) for declaration files read through a symbolic link: git names the file
+    by its target (`ci/steps/a.yaml` read through the link `ci/steps` -> `shared/steps` is `shared/steps/a.yaml`),
+    and a change of the link itself (retargeted) is a change of the link's path."""
+    top = os.path.realpath(root)
+    out: list[tuple[str, str]] = []
+    for path in paths:
+        if os.path.isabs(path):
+            continue
+        real = os.path.relpath(os.path.realpath(os.path.join(root, path)), top).replace(os.sep, "/")
+        if real != path and not real.startswith("../"):
+            out.append((real, path))
+        parts = path.split("/")
+        for end in range(1, len(parts) + 1):
+            link = "/".join(parts[:end])
+            if os.path.islink(os.path.join(root, link)):
+                out.append((link, path))
+    return tuple(dict.fromkeys(out))

@@ -10,6 +10,7 @@ step without dependencies; else block.
 from __future__ import annotations
 
 import fnmatch
+from dataclasses import replace
 from typing import Any, Sequence
 
 from pipegen.errors import UsageError
@@ -24,16 +25,18 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
     """The one decision behind every command: select, why, render, run and audit all call it, so they tell
     one story. `inputs`: files pipegen reads besides the config and the inventory (render's templates)."""
     settings = decl.settings
-    files = [f for f in changes.files if f]
+    changed = [f for f in changes.files if f]
+    files, via = _as_read(decl, changed)
     warnings: list[str] = [str(w) for w in decl.warnings] + list(changes.warnings)
 
     input_hits = _input_hits(dict.fromkeys((*own_inputs(decl), *inputs)), files, warnings)
     everything = input_hits.pop(None, None)
-    run_all_reason = _run_all(decl, changes, options, files) or (everything.text if everything else "")
+    run_all_reason = _run_all(decl, changes, options, files) or (
+        _as_named(everything.text, everything.file, via) if everything else "")
     only = closure(decl, options.only) if options.only is not None else None
     skip_reason = ""
     if not (options.docs_only_disable or run_all_reason or only is not None) and _docs_only(settings.docs_only, files):
-        skip_reason = f"docs-only change: all {len(files)} changed file(s) match {', '.join(settings.docs_only)}"
+        skip_reason = f"docs-only change: all {len(changed)} changed file(s) match {', '.join(settings.docs_only)}"
 
     if skip_reason:
         decisions = [Decision(step, "skip", (Reason("docs-only", skip_reason),)) for step in decl.steps]
@@ -45,6 +48,8 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
         for step, match in zip(decl.steps, matched):
             forced = Reason("run-all", run_all_reason) if run_all_reason else input_hits.get(step.key)
             action, reason = _decide_step(step, match, settings, rule_hits, options, only, forced)
+            if reason.file in via:  # say the path git names
+                reason = replace(reason, text=_as_named(reason.text, reason.file, via), file=via[reason.file])
             decisions.append(Decision(step, action, (reason, *_conditions(step, action))))
         decisions = _with_dependencies(decisions)
     return Selection(
@@ -54,6 +59,23 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
         skip_reason=skip_reason,
         warnings=tuple(warnings),
     )
+
+
+def _as_read(decl: Declarations, files: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The changed files, plus the path each changed declaration file was read by where git names it otherwise
+    (a steps folder reached through a symbolic link: git names the link's target, or the link itself); and
+    for each such path, the changed file it stands for."""
+    via: dict[str, str] = {}
+    if decl.aliases:
+        present = set(files)
+        for path, alias in decl.aliases:
+            if path in present and alias not in present:
+                via.setdefault(alias, path)
+    return [*files, *via], via
+
+
+def _as_named(text: str, file: str | None, via: dict[str, str]) -> str:
+    return text.replace(file, f"{via[file]} (read as {file})", 1) if file is not None and file in via else text
 
 
 def _with_dependencies(decisions: list[Decision]) -> list[Decision]:
@@ -76,17 +98,22 @@ def _with_dependencies(decisions: list[Decision]) -> list[Decision]:
 
 
 def steps_by_key(decl: Declarations, keys: Sequence[str]) -> list[Step]:
-    """The steps with these keys, in order; an unknown key is a usage error."""
+    """The steps with these keys, in order (a fanned-out step's declared key: all its targets); an unknown
+    key is a usage error."""
     by_key = decl.by_key()
     if any(k not in by_key for k in keys):  # a key as render writes it names its step too
         from pipegen.buildkite.keys import declared_keys
 
         rendered = declared_keys(decl.steps)
         keys = [rendered.get(k, k) for k in keys]
-    unknown = [k for k in keys if k not in by_key]
+    targets: dict[str, list[Step]] = {}
+    for step in decl.steps:
+        if step.origin and step.origin not in by_key:
+            targets.setdefault(step.origin, []).append(step)
+    unknown = [k for k in keys if k not in by_key and k not in targets]
     if unknown:
         raise UsageError(f"unknown step key(s): {', '.join(unknown)}", fix="list keys with 'pipegen select --format json'")
-    return [by_key[k] for k in keys]
+    return [step for k in keys for step in ([by_key[k]] if k in by_key else targets[k])]
 
 
 def closure(decl: Declarations, keys: Sequence[str]) -> frozenset[str]:
@@ -161,10 +188,12 @@ def _docs_only(entries: Sequence[str], files: list[str]) -> bool:
 
 
 def always_run_pattern(step: Step, settings: Settings) -> str | None:
-    """The always-run key glob the step matches (vLLM: mirrors never do, their key is generated)."""
+    """The always-run key glob the step (or the step it fans out from) matches (vLLM: mirrors never do,
+    their key is generated)."""
     if step.mirror is not None:
         return None
-    return next((p for p in settings.always_run if fnmatch.fnmatchcase(step.key, p)), None)
+    names = (step.key,) if step.origin is None else (step.key, step.origin)  # a fan-out's declared key
+    return next((p for p in settings.always_run if any(fnmatch.fnmatchcase(n, p) for n in names)), None)
 
 
 def _applies(rule: Rule, step: Step) -> bool:
