@@ -80,18 +80,35 @@ def checks_selection(step: Step, decl: Declarations) -> bool:
 def selection_findings(tests: StepTests, decl: Declarations, cover: int, index: FileIndex) -> list[Finding]:
     """test-not-selecting per test file (one per named folder), or no-dependencies for the step."""
     step = tests.step
-    if not tests.files or not checks_selection(step, decl):
+    if not checks_selection(step, decl):
         return []
-    if not step.declares_dependencies and decl.settings.no_dependencies == "block":
-        return [Finding("no-dependencies", "warning", step.location,
-                        f"step '{declared(step)}' runs {len(tests.files)} test file(s) but has no source_file_dependencies: "
-                        "no change selects it, it waits to be unblocked", "add the folders it tests to "
-                        "source_file_dependencies, or mark it 'optional: true' if it is manual", declared(step))]
+    if not step.declares_dependencies:
+        return _no_dependencies(tests, decl)
     by_ref: dict[CommandPath, list[str]] = {}
     for path, ref in tests.files.items():
         if not cover >> index.bit[path] & 1:
             by_ref.setdefault(ref, []).append(path)
     return [_not_selecting(step, ref, paths) for ref, paths in by_ref.items()]
+
+
+def _no_dependencies(tests: StepTests, decl: Declarations) -> list[Finding]:
+    """A step no change selects, whatever runs it (pytest, go test, cargo test, ctest, npm test, Julia's
+    Pkg.test, a plugin): it waits to be unblocked on every build."""
+    step = tests.step
+    plugins = step.field("plugins")
+    if decl.settings.no_dependencies != "block" or not (step.commands or plugins):
+        return []
+    runs = (f"{len(tests.files)} test file(s)" if tests.files else
+            f"'{_shown(step.commands[0])}'" if step.commands else "its plugins")
+    return [Finding("no-dependencies", "warning", step.location,
+                    f"step '{declared(step)}' runs {runs} but has no source_file_dependencies: no change selects "
+                    "it, it waits to be unblocked", "add the folders it tests to source_file_dependencies, or mark "
+                    "it 'optional: true' if it is manual", declared(step))]
+
+
+def _shown(command: str, width: int = 60) -> str:
+    line = " ".join(command.split())
+    return line if len(line) <= width else line[: width - 3] + "..."
 
 
 def _not_selecting(step: Step, ref: CommandPath, paths: list[str]) -> Finding:

@@ -20,7 +20,12 @@ from pipegen.declarations.yamlio import LocDict, LocList
 from pipegen.declarations.patterns import normal_entry
 
 ENTRY_FIELDS = ("source_file_dependencies", "run_all_patterns", "run_all_exclude_patterns", "run_all", "run_all_exclude")
-SOURCE_SUFFIXES = (".py", ".pyx", ".pyi", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".h", ".hpp", ".rs", ".sh")
+# Sources identify (pre-commit's file-type library) does not name: GPU kernel languages.
+SOURCE_SUFFIXES = (".hip", ".cl", ".mojo", ".ptx")
+# identify's tags that name prose, data or repository metadata rather than a language the code is written in.
+NOT_SOURCE = frozenset({"plain-text", "markdown", "rst", "asciidoc", "tex", "mdx", "myst", "quarto", "bib", "csv",
+                        "tsv", "json", "json5", "jsonld", "geojson", "yaml", "yamlld", "toml", "xml", "ini", "svg",
+                        "diff", "pofile", "gitignore", "gitattributes", "gitmodules", "dotenv", "text", "map"})
 
 # (file, line of the mapping) -> field -> entry -> where the entry is written
 EntryLines = dict[tuple[str, int], dict[str, dict[str, Location]]]
@@ -170,7 +175,16 @@ def orphan_findings(decl: Declarations, index: FileIndex, masks: Iterable[int], 
 
 
 def _sources(index: FileIndex) -> int:
-    return index.mask(p for p in index.paths if p.endswith(SOURCE_SUFFIXES))
+    return index.mask(p for p in index.paths if is_source(p))
+
+
+def is_source(path: str) -> bool:
+    """A file in a programming (or build) language, whichever: identify's tags by its name (`.jl` julia,
+    `.go`, `.f90` fortran, `CMakeLists.txt` cmake, `Dockerfile`), not prose or data (Markdown, YAML, JSON)."""
+    from identify.identify import tags_from_filename
+
+    tags = tags_from_filename(posixpath.basename(path))
+    return "text" in tags and not tags <= NOT_SOURCE or path.endswith(SOURCE_SUFFIXES)
 
 
 def completions(entry: str, raw: int, index: FileIndex, limit: int = 3) -> list[str]:
