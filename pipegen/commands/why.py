@@ -11,7 +11,6 @@ from pipegen.model import ChangeSet, Declarations, Selection
 from pipegen.selection.chain import (SelectArgs, load_declarations, options_from, repository_paths, select,
                                      warn_if_untrusted)
 from pipegen.selection.decide import decide, steps_by_key
-from pipegen.selection.inputs import own_inputs
 from pipegen.selection.report import render_why
 
 
@@ -37,10 +36,9 @@ def path_verdicts(args: SelectArgs, decl: Declarations, paths: Sequence[str],
                              f"inside it matches (every file in it: git ls-files {path} | pipegen select "
                              "--files-from -)\n")
     options = options_from(args, decl, environ)
-    inputs = own_inputs(decl)
     # Each verdict keeps the warnings of its path's change (a config that shapes no step), not the declarations'.
     known = {str(w) for w in decl.warnings}
-    verdicts = (decide(decl, ChangeSet((path,)), options, inputs) for path in files)
+    verdicts = (decide(decl, ChangeSet((path,)), options) for path in files)
     return [replace(v, warnings=tuple(w for w in v.warnings if w not in known)) for v in verdicts]
 
 

@@ -13,20 +13,20 @@ from typing import Any, Iterator, Sequence
 
 from pipegen.buildkite.keys import declared_keys
 from pipegen.errors import suggest
-from pipegen.model import Location, Step, Warning_
+from pipegen.model import Location, Step, DeclarationWarning
 from pipegen.declarations.yamlio import LocDict, LocList
 
 CODE = "unmatched-key"
 LABEL_KEYS = ("only", "add")  # a label's fields that list step keys
 
 
-def unmatched_names(top: LocDict, steps: Sequence[Step]) -> list[Warning_]:
+def unmatched_names(top: LocDict, steps: Sequence[Step]) -> list[DeclarationWarning]:
     keys = step_names(steps)
     own = step_names([s for s in steps if s.mirror is None])  # always_run never applies to a mirror
     out = []
     for pattern, where in _items(top.get("always_run"), top.loc("always_run")):
         if not any(fnmatch.fnmatchcase(key, pattern) for key in own):
-            out.append(Warning_(where, CODE, f"always_run '{pattern}' matches no step's key: no step always runs "
+            out.append(DeclarationWarning(where, CODE, f"always_run '{pattern}' matches no step's key: no step always runs "
                                 f"for it", _fix(pattern, own, "always_run")))
     labels = top.get("labels")
     for label, item in labels.items() if isinstance(labels, LocDict) else ():
@@ -34,12 +34,12 @@ def unmatched_names(top: LocDict, steps: Sequence[Step]) -> list[Warning_]:
             field = item.get(name) if isinstance(item, LocDict) else None
             for key, where in _items(field, item.loc(name) if isinstance(item, LocDict) else top.loc("labels")):
                 if key not in keys:
-                    out.append(Warning_(where, CODE, f"label '{label}' {name}: '{key}' names no step: the label "
+                    out.append(DeclarationWarning(where, CODE, f"label '{label}' {name}: '{key}' names no step: the label "
                                         "does not run it", _fix(key, keys, f"the label's {name}:")))
     used = {target for step in steps for target in step.depends_on}
     for key, where in _items(top.get("external_steps"), top.loc("external_steps")):
         if key not in used:
-            out.append(Warning_(where, CODE, f"external step '{key}' is named by no step's depends_on",
+            out.append(DeclarationWarning(where, CODE, f"external step '{key}' is named by no step's depends_on",
                                 "remove it from external_steps, or add it to the depends_on of the steps that "
                                 "wait for it"))
     return out

@@ -169,14 +169,12 @@ def select(args: SelectArgs, environ: Mapping[str, str] | None = None,
 
     `more_inputs`: files besides the config and inventory that the command reads (render's templates)."""
     from pipegen.selection.decide import decide
-    from pipegen.selection.inputs import own_inputs
 
     environ = os.environ if environ is None else environ
     decl = load_declarations(args, environ)
     options = options_from(args, decl, environ)
     changes = read_changes(args, decl, environ)
-    inputs = (*own_inputs(decl), *(more_inputs(decl) if more_inputs else ()))
-    return decl, decide(decl, changes, options, inputs)
+    return decl, decide(decl, changes, options, more_inputs(decl) if more_inputs else ())
 
 
 def warn_if_untrusted(selection: Selection) -> None:

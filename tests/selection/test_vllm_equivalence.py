@@ -13,7 +13,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipegen.selection.decide import decide
-from pipegen.selection.inputs import own_inputs
 from pipegen.declarations.load import load
 from pipegen.model import ChangeSet
 from pipegen.selection.chain import SelectArgs, options_from
@@ -44,7 +43,7 @@ def decl():
 
 def pipegen_actions(decl, files, env):
     options = options_from(SelectArgs(), decl, env)
-    selection = decide(decl, ChangeSet(tuple(files)), options, own_inputs(decl))
+    selection = decide(decl, ChangeSet(tuple(files)), options)
     return {d.step.key: d.action for d in selection.decisions}, selection
 
 
