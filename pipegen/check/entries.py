@@ -184,7 +184,7 @@ def is_source(path: str) -> bool:
     from identify.identify import tags_from_filename
 
     tags = tags_from_filename(posixpath.basename(path))
-    return "text" in tags and not tags <= NOT_SOURCE or path.endswith(SOURCE_SUFFIXES)
+    return ("text" in tags and not tags <= NOT_SOURCE) or path.endswith(SOURCE_SUFFIXES)
 
 
 def completions(entry: str, raw: int, index: FileIndex, limit: int = 3) -> list[str]:

@@ -48,7 +48,7 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
         for step, match in zip(decl.steps, matched):
             forced = Reason("run-all", run_all_reason) if run_all_reason else input_hits.get(step.key)
             action, reason = _decide_step(step, match, settings, rule_hits, options, only, forced)
-            if reason.file in via:  # say the path git names
+            if reason.file is not None and reason.file in via:  # say the path git names
                 reason = replace(reason, text=_as_named(reason.text, reason.file, via), file=via[reason.file])
             decisions.append(Decision(step, action, (reason, *_conditions(step, action))))
         decisions = _with_dependencies(decisions)
