@@ -1,12 +1,15 @@
 """Command line: parse options, call pipegen/commands/<name>.py, map errors to exit codes.
 
 Each command's work lives in its own module, imported only when the
-command runs, so `pipegen render` pays for nothing else.
+command runs, so `pipegen render` pays for nothing else. Every command is
+`main(options, out) -> exit code`, its options built by keyword from click's:
+an option that the command's options do not declare is a TypeError, never dropped.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from typing import Any, Callable
 
@@ -54,13 +57,6 @@ def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return _repo_options(func)
 
 
-def _args(**kwargs: Any) -> Any:
-    from pipegen.selection.chain import SelectArgs
-
-    names = SelectArgs.__dataclass_fields__
-    return SelectArgs(**{k: (tuple(v) if k == "only" else v) for k, v in kwargs.items() if k in names})
-
-
 def _guard(func: Callable[..., int]) -> Callable[..., None]:
     """Run a command; a user error is one message on stderr and its exit code."""
 
@@ -92,7 +88,7 @@ def cli() -> None:
 @_selection_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @_guard
-def select(fmt: str, **kwargs: Any) -> int:
+def select(**options: Any) -> int:
     """Decide every step: run, block or skip, with the reason.
 
     \b
@@ -103,12 +99,9 @@ def select(fmt: str, **kwargs: Any) -> int:
     --no-renames makes git list a moved file under its old path too, so a file
     moved out of a watched folder still selects that folder's steps.
     """
-    import os
+    from pipegen.commands.select import SelectOptions, main
 
-    from pipegen.commands.select import main as select_main
-
-    click.echo(select_main(_args(**kwargs), fmt, os.environ), nl=False)
-    return 0
+    return main(SelectOptions(**options, environ=os.environ), sys.stdout)
 
 
 @cli.command()
@@ -117,7 +110,7 @@ def select(fmt: str, **kwargs: Any) -> int:
 @click.option("--step", "step_keys", multiple=True, metavar="KEY", help="Explain the decision for this step.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_guard
-def why(paths: tuple[str, ...], step_keys: tuple[str, ...], fmt: str, **kwargs: Any) -> int:
+def why(**options: Any) -> int:
     """Explain what a change of each PATH would do, or why a step got its decision.
 
     Each PATH is decided as 'pipegen select' decides a change of that path alone:
@@ -129,14 +122,11 @@ def why(paths: tuple[str, ...], step_keys: tuple[str, ...], fmt: str, **kwargs: 
       pipegen why pipegen/selection/decide.py qr_tests/quick_reduce.py
       pipegen why --step quick-reduce-cpu
     """
-    import os
+    from pipegen.commands.why import WhyOptions, main
 
-    from pipegen.commands.why import main as why_main
-
-    if not paths and not step_keys:
+    if not options["paths"] and not options["step_keys"]:
         raise click.UsageError("give PATH... or --step KEY")
-    click.echo(why_main(_args(**kwargs), paths, step_keys, fmt, os.environ), nl=False)
-    return 0
+    return main(WhyOptions(**options, environ=os.environ), sys.stdout)
 
 
 @cli.command()
@@ -150,7 +140,7 @@ def why(paths: tuple[str, ...], step_keys: tuple[str, ...], fmt: str, **kwargs: 
 @click.option("--annotation", "annotation_file", metavar="FILE", help="Write Markdown for 'buildkite-agent annotate': "
               "counts, reasons, hardware of every step.")
 @_guard
-def render(unselected: str | None, templates: str | None, annotation_file: str | None, **kwargs: Any) -> int:
+def render(**options: Any) -> int:
     """Print the Buildkite pipeline for the change: each step on its hardware's queue.
 
     The output is validated against Buildkite's schema (and the 500-job upload
@@ -161,12 +151,9 @@ def render(unselected: str | None, templates: str | None, annotation_file: str |
       pipegen render --annotation why.md | buildkite-agent pipeline upload
       buildkite-agent annotate --context pipegen < why.md
     """
-    import os
+    from pipegen.commands.render import RenderOptions, main
 
-    from pipegen.commands.render import main as render_main
-
-    return render_main(_args(**kwargs), unselected=unselected, templates=templates, annotation_file=annotation_file,
-                       environ=os.environ)
+    return main(RenderOptions(**options, environ=os.environ), sys.stdout)
 
 
 @cli.command()
@@ -182,8 +169,7 @@ def render(unselected: str | None, templates: str | None, annotation_file: str |
 @click.option("--timeout-scale", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               envvar="PIPEGEN_TIMEOUT_SCALE", help="Multiply every timeout_in_minutes (also $PIPEGEN_TIMEOUT_SCALE).")
 @_guard
-def run(step_keys: tuple[str, ...], hardware: str | None, dry_run: bool, keep_going: bool, log_dir: str | None,
-        junit: str | None, timeout_scale: float, **kwargs: Any) -> int:
+def run(**options: Any) -> int:
     """Run the selected steps here, on the first hardware target this machine has.
 
     Exit 0 when every step that ran passed, 1 when one failed or timed out
@@ -194,13 +180,10 @@ def run(step_keys: tuple[str, ...], hardware: str | None, dry_run: bool, keep_go
       pipegen run --dry-run               # what would run here for my change?
       pipegen run --step quick-reduce-cpu --junit out/junit.xml
     """
-    import os
-
-    from pipegen.commands.run import main as run_main
+    from pipegen.commands.run import main
     from pipegen.run.plan import RunOptions
 
-    options = RunOptions(step_keys, hardware, dry_run, keep_going, log_dir, junit, timeout_scale)
-    return run_main(_args(**kwargs), options, os.environ, sys.stdout)
+    return main(RunOptions(**options, environ=os.environ), sys.stdout)
 
 
 @cli.command()
@@ -215,8 +198,7 @@ def run(step_keys: tuple[str, ...], hardware: str | None, dry_run: bool, keep_go
 @click.option("--detail", is_flag=True, help="Text and Markdown: every finding and every file of a grouped one "
               "(default: at most 200 lines, errors first; JSON always lists everything).")
 @_guard
-def check(config: str | None, root: str, tracked_files: str | None, amd_file: str | None, strict_mode: bool,
-          orphans: bool, fmt: str, detail: bool) -> int:
+def check(**options: Any) -> int:
     """Find what would let a test be skipped silently: stale dependencies, tests that do not
     select their step, uncovered imports, unknown hardware, drifted AMD twins, upload limits.
 
@@ -228,14 +210,9 @@ def check(config: str | None, root: str, tracked_files: str | None, amd_file: st
       pipegen check --strict
       pipegen check --tracked-files tracked-files.txt --format json
     """
-    import os
+    from pipegen.commands.check import CheckOptions, main
 
-    from pipegen.commands.check import main as check_main
-
-    text, code = check_main(root, config, tracked_files=tracked_files, amd_file=amd_file, environ=os.environ,
-                            orphans=orphans, strict_mode=strict_mode, fmt=fmt, detail=detail)
-    click.echo(text, nl=False)
-    return code
+    return main(CheckOptions(**options, environ=os.environ), sys.stdout)
 
 
 @cli.command()
@@ -250,8 +227,7 @@ def check(config: str | None, root: str, tracked_files: str | None, amd_file: st
 @click.option("--fail-on-loss", is_flag=True, help="Exit 1 when a step would lose a commit against --compare REF.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @_guard
-def audit(config: str | None, root: str, last: int | None, rev_range: str | None, durations: str | None,
-          compare_ref: str | None, fail_on_loss: bool, fmt: str) -> int:
+def audit(**options: Any) -> int:
     """Replay history through the declarations: what each commit ran, which steps never ran,
     what selection saved, and (--compare REF) which commits a declaration change would stop
     running a step on.
@@ -263,15 +239,9 @@ def audit(config: str | None, root: str, last: int | None, rev_range: str | None
       pipegen audit --last 500 --durations durations.csv
       pipegen audit --last 200 --compare origin/main --fail-on-loss --format markdown
     """
-    import os
+    from pipegen.commands.audit import AuditOptions, main
 
-    from pipegen.commands.audit import main as audit_main
-
-    text, code = audit_main(root, config, last=last, rev_range=rev_range, durations=durations,
-                            compare_ref=compare_ref, fail_on_loss=fail_on_loss, fmt=fmt, environ=os.environ,
-                            progress=sys.stderr)
-    click.echo(text, nl=False)
-    return code
+    return main(AuditOptions(**options, environ=os.environ, progress=sys.stderr), sys.stdout)
 
 
 def main() -> None:

@@ -11,7 +11,8 @@ import io
 import posixpath
 import tarfile
 import tempfile
-from typing import IO, TYPE_CHECKING, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING, Iterable, Iterator, Mapping, Sequence, TextIO
 
 from pipegen.audit.history import LOG_FORMAT, Commit, parse_log
 from pipegen.audit.replay import Audit, Outcome, compare, replay
@@ -24,26 +25,40 @@ if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
 
 
-def main(root: str, config: str | None, *, last: int | None, rev_range: str | None, durations: str | None,
-         compare_ref: str | None, fail_on_loss: bool, fmt: str, environ: Mapping[str, str],
-         progress: IO[str] | None = None) -> tuple[str, int]:
-    """The report in `fmt` and the exit code: 0, or 1 when --fail-on-loss and a step loses a commit."""
+@dataclass(frozen=True)
+class AuditOptions:
+    """`pipegen audit`'s options."""
+
+    root: str = "."
+    config: str | None = None
+    last: int | None = None  # the last N first-parent commits (default: DEFAULT_LAST)
+    rev_range: str | None = None  # A..B
+    durations: str | None = None  # a file of minutes per job
+    compare_ref: str | None = None
+    fail_on_loss: bool = False
+    fmt: str = "text"
+    environ: Mapping[str, str] = field(default_factory=dict)
+    progress: IO[str] | None = None  # where a progress bar goes, when it is a terminal
+
+
+def main(args: AuditOptions, out: TextIO) -> int:
+    """Write the report in `fmt`; the exit code: 0, or 1 when --fail-on-loss and a step loses a commit."""
     from pipegen.declarations.load import load
 
-    decl = load(root, config, environ)
-    git = Git(root, environ, instead="", command="pipegen audit")
-    commits, described = _history(git, last, rev_range)
-    minutes = _durations(durations) if durations else None
-    bar = _progress_bar(progress, len(commits) * (2 if compare_ref else 1))
+    decl = load(args.root, args.config, args.environ)
+    git = Git(args.root, args.environ, instead="", command="pipegen audit")
+    commits, described = _history(git, args.last, args.rev_range)
+    minutes = _durations(args.durations) if args.durations else None
+    bar = _progress_bar(args.progress, len(commits) * (2 if args.compare_ref else 1))
     audit = _audit(decl, commits, minutes, bar)
     report = AuditReport(audit, described)
-    if compare_ref:
-        before = _audit(_declarations_at(git, compare_ref, decl, environ), commits, minutes, bar)
-        report = AuditReport(audit, described, before, compare_ref, tuple(compare(before, audit)))
+    if args.compare_ref:
+        before = _audit(_declarations_at(git, args.compare_ref, decl, args.environ), commits, minutes, bar)
+        report = AuditReport(audit, described, before, args.compare_ref, tuple(compare(before, audit)))
     if bar is not None:
         bar.render_finish()
-    code = EXIT_FINDINGS if fail_on_loss and report.losses else 0
-    return format_audit(report, fmt), code
+    out.write(format_audit(report, args.fmt))
+    return EXIT_FINDINGS if args.fail_on_loss and report.losses else 0
 
 
 def _history(git: Git, last: int | None, rev_range: str | None) -> tuple[list[Commit], str]:

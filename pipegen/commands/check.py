@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import Mapping
+from dataclasses import dataclass, field
+from typing import Mapping, TextIO
 
 from pipegen.check.checker import Inputs, check
 from pipegen.check.scan_cache import ScanCache
@@ -14,15 +15,31 @@ from pipegen.model import Declarations, Location
 AMD_TWIN_FILE = "test-amd.yaml"  # next to vLLM's ci_config.yaml
 
 
-def main(root: str, config: str | None, *, tracked_files: str | None, amd_file: str | None,
-         environ: Mapping[str, str], orphans: bool, strict_mode: bool, fmt: str, detail: bool = False) -> tuple[str, int]:
-    """The report in `fmt` and the exit code: 0 clean, 1 errors, 2 unreadable declarations."""
+@dataclass(frozen=True)
+class CheckOptions:
+    """`pipegen check`'s options."""
+
+    root: str = "."
+    config: str | None = None
+    tracked_files: str | None = None  # the tracked paths, instead of git's index
+    amd_file: str | None = None  # the legacy AMD file to compare mirrors with
+    strict_mode: bool = False
+    orphans: bool = False
+    fmt: str = "text"
+    detail: bool = False
+    environ: Mapping[str, str] = field(default_factory=dict)
+
+
+def main(args: CheckOptions, out: TextIO) -> int:
+    """Write the report in `fmt`; the exit code: 0 clean, 1 errors, 2 unreadable declarations."""
     try:
-        report = check_repository(root, config, tracked_files=tracked_files, amd_file=amd_file, environ=environ,
-                                  orphans=orphans, strict_mode=strict_mode)
+        report = check_repository(args.root, args.config, tracked_files=args.tracked_files, amd_file=args.amd_file,
+                                  environ=args.environ, orphans=args.orphans, strict_mode=args.strict_mode)
     except DeclarationError as exc:
-        return format_report(declaration_error(exc), fmt), EXIT_USAGE
-    return format_report(report, fmt, detail), EXIT_FINDINGS if report.count("error") else 0
+        out.write(format_report(declaration_error(exc), args.fmt))
+        return EXIT_USAGE
+    out.write(format_report(report, args.fmt, args.detail))
+    return EXIT_FINDINGS if report.count("error") else 0
 
 
 

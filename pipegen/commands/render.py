@@ -3,27 +3,36 @@
 from __future__ import annotations
 
 import os
-import sys
-from typing import Any, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence, TextIO
 
 from pipegen.errors import UsageError
 from pipegen.model import Declarations
 from pipegen.selection.inputs import Input, template_inputs
 from pipegen.render.pipeline import render_pipeline
 from pipegen.render.plan import LimitError
+from pipegen.selection.chain import SelectArgs, select, warn_if_untrusted
 
 
-def main(args: Any, *, unselected: str | None, templates: str | None, annotation_file: str | None,
-         environ: Mapping[str, str] | None = None) -> int:
-    from pipegen.selection.chain import select, warn_if_untrusted
+@dataclass(frozen=True)
+class RenderOptions(SelectArgs):
+    """`pipegen render`'s options."""
 
+    unselected: str | None = None  # block, skip or omit; None: the config's
+    templates: str | None = None  # a folder of templates overriding the shipped ones
+    annotation_file: str | None = None
+    environ: Mapping[str, str] = field(default_factory=dict)
+
+
+def main(args: RenderOptions, out: TextIO) -> int:
+    """Print the pipeline (bytes as written, where `out` has a buffer); write the annotation."""
     from pipegen.hardware.build_context import BuildInfo
 
-    environ = os.environ if environ is None else environ
+    environ, templates, annotation_file = args.environ, args.templates, args.annotation_file
     decl, selection = select(args, environ, _template_inputs(args.root, templates) if templates else None)
     warn_if_untrusted(selection)
     try:
-        rendered = render_pipeline(decl, selection, unselected=unselected, templates=templates,
+        rendered = render_pipeline(decl, selection, unselected=args.unselected, templates=templates,
                                    build=BuildInfo.from_environ(environ))
     except LimitError as exc:
         if annotation_file:
@@ -33,13 +42,13 @@ def main(args: Any, *, unselected: str | None, templates: str | None, annotation
         raise
     if annotation_file:
         _write(annotation_file, rendered.annotation)
-    out = sys.stdout.buffer if hasattr(sys.stdout, "buffer") else None
-    if out is not None:
-        sys.stdout.flush()
-        out.write(rendered.text.encode("utf-8"))
+    binary = getattr(out, "buffer", None)
+    if binary is not None:
         out.flush()
-    else:  # pragma: no cover - a text-only stream (tests)
-        sys.stdout.write(rendered.text)
+        binary.write(rendered.text.encode("utf-8"))
+        binary.flush()
+    else:  # a text-only stream
+        out.write(rendered.text)
     return 0
 
 

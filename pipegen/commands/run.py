@@ -20,43 +20,43 @@ from pipegen.run.output import exit_status, junit_cases, machine_line, plan_text
 from pipegen.run.plan import Planned, RunOptions, named, plan_runs, selected
 from pipegen.run.steps import as_jobs
 from pipegen.selection import report
-from pipegen.selection.chain import SelectArgs, load_declarations, select
+from pipegen.selection.chain import load_declarations, select
 
 JUNIT_LOG_LINES = 200  # of a failed step's log, with its JUnit failure (whole logs can be huge)
 
 
 
-def main(args: SelectArgs, options: RunOptions, environ: Mapping[str, str], out: TextIO) -> int:
-    check_output_paths(options)  # before anything runs: a bad path found after an hour of tests helps no one
-    if options.step_keys:
-        decl = load_declarations(args, environ)
-        candidates = named(decl, options.step_keys)
-        header = [f"Steps asked for: {', '.join(options.step_keys)}"]
+def main(args: RunOptions, out: TextIO) -> int:
+    check_output_paths(args)  # before anything runs: a bad path found after an hour of tests helps no one
+    if args.step_keys:
+        decl = load_declarations(args, args.environ)
+        candidates = named(decl, args.step_keys)
+        header = [f"Steps asked for: {', '.join(args.step_keys)}"]
     else:
-        decl, selection = select(args, environ)
+        decl, selection = select(args, args.environ)
         candidates = selected(decl, selection)
         header = [*report.banner(selection), f"Selected: {report.summary(selection)}"]
     if not candidates:
         out.write("\n".join(header) + "\nNothing to run: no step is selected for this change "
                   "(use --step KEY to run one anyway).\n")
-        if options.junit:
-            write_junit(options.junit, [])
+        if args.junit:
+            write_junit(args.junit, [])
         return 0
-    machine = this_machine(options.hardware, environ)
-    the_plan = plan_runs(decl, candidates, machine, load_inventory(decl), options, header)
-    the_plan = as_jobs(the_plan, decl, options.step_keys, current_branch(decl.root, environ, the_plan.runs))
-    if options.dry_run:
+    machine = this_machine(args.hardware, args.environ)
+    the_plan = plan_runs(decl, candidates, machine, load_inventory(decl), args, header)
+    the_plan = as_jobs(the_plan, decl, args.step_keys, current_branch(decl.root, args.environ, the_plan.runs))
+    if args.dry_run:
         out.write(plan_text(the_plan))
         return 0
     from pipegen.run.process import Progress, read_log, run_all
 
     out.write("\n".join([machine_line(machine), *the_plan.header]) + "\n")
     progress = Progress.for_stream(out, len(the_plan.runs))
-    results = run_all(the_plan.runs, progress, options.keep_going, local_env(environ))
+    results = run_all(the_plan.runs, progress, args.keep_going, local_env(args.environ))
     out.write(summary_text(results, the_plan.unrunnable))
-    if options.junit:
-        write_junit(options.junit, junit_cases(results, the_plan.unrunnable, partial(read_log, lines=JUNIT_LOG_LINES)))
-        out.write(f"JUnit XML: {options.junit}\n")
+    if args.junit:
+        write_junit(args.junit, junit_cases(results, the_plan.unrunnable, partial(read_log, lines=JUNIT_LOG_LINES)))
+        out.write(f"JUnit XML: {args.junit}\n")
     return exit_status(results, the_plan.unrunnable)
 
 

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from dataclasses import dataclass, field
+from typing import Mapping, TextIO
 
 from pipegen.selection.chain import SelectArgs, select, warn_if_untrusted
 from pipegen.selection.report import render_selection
 
 
-def main(args: SelectArgs, fmt: str, environ: Mapping[str, str]) -> str:
+@dataclass(frozen=True)
+class SelectOptions(SelectArgs):
+    """`pipegen select`'s options."""
+
+    fmt: str = "text"
+    environ: Mapping[str, str] = field(default_factory=dict)
+
+
+def main(args: SelectOptions, out: TextIO) -> int:
     """The decisions in `fmt`; an untrusted diff is also a WARNING on stderr."""
-    _decl, selection = select(args, environ)
+    _decl, selection = select(args, args.environ)
     warn_if_untrusted(selection)
-    return render_selection(selection, fmt)
+    out.write(render_selection(selection, args.fmt))
+    return 0

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import replace
-from typing import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Mapping, Sequence, TextIO
 
 from pipegen.model import ChangeSet, Declarations, Selection
 from pipegen.selection.chain import (SelectArgs, load_declarations, options_from, repository_paths, select,
@@ -14,15 +14,26 @@ from pipegen.selection.decide import decide, steps_by_key
 from pipegen.selection.report import render_why
 
 
-def main(args: SelectArgs, paths: Sequence[str], step_keys: Sequence[str], fmt: str,
-         environ: Mapping[str, str]) -> str:
+@dataclass(frozen=True)
+class WhyOptions(SelectArgs):
+    """`pipegen why`'s options: the paths and steps to explain."""
+
+    paths: tuple[str, ...] = ()
+    step_keys: tuple[str, ...] = ()
+    fmt: str = "text"
+    environ: Mapping[str, str] = field(default_factory=dict)
+
+
+def main(args: WhyOptions, out: TextIO) -> int:
     # Paths alone need no diff; a step's decision does (and loads the declarations once).
-    if step_keys:
-        decl, selection = select(args, environ)
+    if args.step_keys:
+        decl, selection = select(args, args.environ)
         warn_if_untrusted(selection)
     else:
-        decl, selection = load_declarations(args, environ), None
-    return render_why(path_verdicts(args, decl, paths, environ), steps_by_key(decl, step_keys), selection, fmt)
+        decl, selection = load_declarations(args, args.environ), None
+    verdicts = path_verdicts(args, decl, args.paths, args.environ)
+    out.write(render_why(verdicts, steps_by_key(decl, args.step_keys), selection, args.fmt))
+    return 0
 
 
 def path_verdicts(args: SelectArgs, decl: Declarations, paths: Sequence[str],

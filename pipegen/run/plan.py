@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
-from typing import Any, Literal, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping, Sequence
 
 from pipegen.buildkite.dollars import Dollars, uploaded
 from pipegen.buildkite.keys import declared_keys
 from pipegen.buildkite.workdir import map_workdir
 from pipegen.errors import DeclarationError, UsageError, suggest
 from pipegen.hardware.detect import GPU_VENDORS, Machine
-from pipegen.hardware.placement import Inventory, place
+from pipegen.hardware.model import Inventory
+from pipegen.hardware.placement import place
 from pipegen.model import Declarations, Selection, Step
+from pipegen.selection.chain import SelectArgs
 
 Status = Literal["passed", "failed", "soft failed", "timed out", "interrupted", "not run", "skipped"]
 DEFAULT_LOG_DIR = ".pipegen/logs"  # under the repository root
@@ -30,7 +32,9 @@ FAILED = ("failed", "timed out", "interrupted")
 
 
 @dataclass(frozen=True)
-class RunOptions:
+class RunOptions(SelectArgs):
+    """`pipegen run`'s options: the selection's, and how to run."""
+
     step_keys: tuple[str, ...] = ()  # run exactly these, whatever changed
     hardware: str | None = None  # --hardware; overrides detection
     dry_run: bool = False
@@ -38,6 +42,7 @@ class RunOptions:
     log_dir: str | None = None
     junit: str | None = None
     timeout_scale: float = 1.0  # multiplies timeout_in_minutes (tests use small values)
+    environ: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -206,8 +206,7 @@ def test_progress_bar_on_a_terminal(repo):
 
     root, sha = repo
     shown = Terminal()
-    audit_command.main(str(root), None, last=4, rev_range=None, durations=None, compare_ref=None, fail_on_loss=False,
-                       fmt="text", environ={}, progress=shown)
+    audit_command.main(audit_command.AuditOptions(str(root), last=4, progress=shown), io.StringIO())
     assert "replaying commits" in shown.getvalue() and "100%" in shown.getvalue()
 
 

@@ -126,3 +126,33 @@ def test_help_agrees_with_behaviour():
     assert "vllm/" not in help_of("why")  # the examples use this repository's paths
     assert "does not resolve is an error (exit 2)" in help_of("select")
     assert "--no-renames" in help_of("select")
+
+
+OPTIONS = {"select": "pipegen.commands.select:SelectOptions", "why": "pipegen.commands.why:WhyOptions",
+           "render": "pipegen.commands.render:RenderOptions", "run": "pipegen.run.plan:RunOptions",
+           "check": "pipegen.commands.check:CheckOptions", "audit": "pipegen.commands.audit:AuditOptions"}
+
+
+@pytest.mark.parametrize("command", sorted(OPTIONS))
+def test_every_command_declares_its_options_once(command):
+    """commands/<name>.main(options, out) -> int, its options a dataclass with every option the CLI parses."""
+    import dataclasses
+    import importlib
+    import inspect
+
+    module, _, name = OPTIONS[command].partition(":")
+    kind = getattr(importlib.import_module(module), name)
+    declared = {f.name for f in dataclasses.fields(kind)}
+    assert {p.name for p in cli.commands[command].params} - {"help"} <= declared and "environ" in declared
+    main = importlib.import_module(f"pipegen.commands.{command}").main
+    assert list(inspect.signature(main).parameters) == ["args", "out"]
+    assert inspect.signature(main).return_annotation in (int, "int")
+
+
+def test_an_option_its_command_does_not_declare_is_an_error_not_dropped(root, monkeypatch):
+    import click
+
+    command = cli.commands["select"]
+    monkeypatch.setattr(command, "params", [*command.params, click.Option(["--unwired"], is_flag=True)])
+    result = invoke(root, "select", "--unwired", files="src/core/a.py\n")
+    assert isinstance(result.exception, TypeError) and "unwired" in str(result.exception)
