@@ -119,7 +119,7 @@ def why(**options: Any) -> int:
 
     \b
     Example: (this repository's own pipeline)
-      pipegen why pipegen/selection/decide.py qr_tests/quick_reduce.py
+      pipegen why pipegen/selection/decide.py qr_tests/quick_reduce/reference.py
       pipegen why --step quick-reduce-cpu
     """
     from pipegen.commands.why import WhyOptions, main

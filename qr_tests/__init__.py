@@ -1,2 +1,3 @@
-"""The bundled quick-reduce suite: a pure-PyTorch reference of QuickReduce (codec,
-wire format, two-shot all-reduce), vLLM's communicator surface and its tests."""
+"""The bundled torch suites, one folder each: quick_reduce/ (the quick-reduce reference and
+its tests) and torchrun/ (the torchrun examples, which build on it). conftest.py holds the
+pytest bits both share: the needs_gpu marker and the session's seeds."""

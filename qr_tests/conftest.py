@@ -68,7 +68,7 @@ def pytest_runtest_setup(item):
     for marker in item.iter_markers("needs_gpu"):
         vendor, count = needs_gpu_args(marker)
         if _inventory is None:
-            from qr_tests.harness import gpu_inventory  # noqa: PLC0415
+            from qr_tests.quick_reduce.harness import gpu_inventory  # noqa: PLC0415
             _inventory = gpu_inventory()
         reason = lacking(vendor, count, *_inventory)
         if reason:

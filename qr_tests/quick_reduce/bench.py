@@ -1,9 +1,9 @@
 """Measurements for qr_tests/README.md (a script, not a test).
 
-  python qr_tests/bench_quick_reduce.py --table            # rel. L2 error, CPU
-  python qr_tests/bench_quick_reduce.py --digest [--out D] # codec + 1-process run digests
-  python qr_tests/bench_quick_reduce.py --throughput       # codec vs copy, needs CUDA
-  python qr_tests/bench_quick_reduce.py --all-reduce        # two-shot vs all_reduce, every GPU
+  python qr_tests/quick_reduce/bench.py --table            # rel. L2 error, CPU
+  python qr_tests/quick_reduce/bench.py --digest [--out D] # codec + 1-process run digests
+  python qr_tests/quick_reduce/bench.py --throughput       # codec vs copy, needs CUDA
+  python qr_tests/quick_reduce/bench.py --all-reduce        # two-shot vs all_reduce, every GPU
 
 --digest hashes the wire bytes and decoded bits of fixed-seed inputs on the CPU and,
 where present, on CUDA (codec, and a one-process two-shot run over the default
@@ -22,13 +22,14 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from qr_tests.checks import (DTYPE_CASTS, KINDS, SPEC_REL_L2, bits_of,  # noqa: E402
-                             make_input, relative_l2_error)
-from qr_tests.harness import run_ranks  # noqa: E402
-from qr_tests.quick_reduce import (FP16_MAX, REFERENCE, Level,  # noqa: E402
-                                   simulate_all_reduce, two_shot_all_reduce)
+from qr_tests.quick_reduce.bounds import SPEC_REL_L2, relative_l2_error  # noqa: E402
+from qr_tests.quick_reduce.formats import bits_of  # noqa: E402
+from qr_tests.quick_reduce.harness import run_ranks  # noqa: E402
+from qr_tests.quick_reduce.inputs import DTYPE_CASTS, KINDS, make_input  # noqa: E402
+from qr_tests.quick_reduce.reference import (FP16_MAX, REFERENCE, Level,  # noqa: E402
+                                             simulate_all_reduce, two_shot_all_reduce)
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 NAMES = {dtype: name for name, dtype in DTYPES.items()}
@@ -102,7 +103,7 @@ def digests(out_dir: str | None) -> bool:
     if torch.cuda.is_available():
         result["device"] = torch.cuda.get_device_name()
         gpu = codec_digests("cuda")
-        from qr_tests import bench_quick_reduce as this  # importable by name in the rank
+        from qr_tests.quick_reduce import bench as this  # importable by name in the rank
         ranks = run_ranks(this.one_process_worker, 1, gpus=[0], timeout=300)
         result["backend"] = ranks[0].pop("backend")
         result["cuda"] = {**gpu, **ranks[0]}
@@ -207,7 +208,7 @@ def all_reduce_worker(ctx, reps):
 
 def all_reduce_table(reps: int = 50) -> str:
     world = torch.cuda.device_count()
-    from qr_tests import bench_quick_reduce as this  # importable by name in the ranks
+    from qr_tests.quick_reduce import bench as this  # importable by name in the ranks
     res = run_ranks(this.all_reduce_worker, world, (reps,), gpus=list(range(world)), timeout=580)[0]
     levels = [level.name for level in Level]
     rows = [f"{torch.cuda.get_device_name()} x{world}, torch {torch.__version__}, {res['backend']}, "

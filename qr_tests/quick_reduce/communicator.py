@@ -17,7 +17,7 @@ from typing import Callable, Mapping
 import torch
 import torch.distributed as dist
 
-from qr_tests.quick_reduce import SUPPORTED_DTYPES, Level, two_shot_all_reduce
+from qr_tests.quick_reduce.reference import SUPPORTED_DTYPES, Level, two_shot_all_reduce
 
 log = logging.getLogger(__name__)
 

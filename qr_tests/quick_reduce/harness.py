@@ -163,7 +163,7 @@ def run_ranks(fn, world_size: int, args=(), *, timeout: float = 120.0,
             for k, v in device_env(os.environ, ordinal, vendor).items():
                 child_env.pop(k, None) if v is None else child_env.__setitem__(k, v)
             boot = ("import sys, json; sys.path[:0] = json.loads(sys.argv[1]); "
-                    "from qr_tests.harness import _rank_main; _rank_main(sys.argv[2])")
+                    "from qr_tests.quick_reduce.harness import _rank_main; _rank_main(sys.argv[2])")
             with open(logs[r], "wb") as out:
                 procs.append(subprocess.Popen(
                     [sys.executable, "-c", boot, json.dumps(sys.path), spec],

@@ -1,5 +1,5 @@
 """Pure-PyTorch reference of QuickReduce: the blockwise codec, its wire format and
-the two-shot all-reduce (see qr_tests/README.md for the byte layout).
+the two-shot all-reduce (see qr_tests/quick_reduce/README.md for the byte layout).
 
 Every T-typed step (T = fp16 or bf16) is computed in fp32 and rounded to T once.
 fp32 carries more than 2p+2 bits for both types, so each step equals the correctly
@@ -84,9 +84,11 @@ class Codec:
 
     # -- arithmetic ---------------------------------------------------------------
     def block_max(self, b: torch.Tensor) -> torch.Tensor:
-        """Largest-magnitude element with its sign; -m wins a tie with +m."""
+        """Largest-magnitude element with its sign; -m wins a tie with +m. A block of
+        zeros has m = -0 only if it holds a -0: the kernel's m of an all-+0 block is +0,
+        so its scale is -0 and its zeros decode to -0 (signbit, since -0 == +0)."""
         amax = b.abs().amax(dim=1)
-        has_neg = (b == -amax[:, None]).any(dim=1)
+        has_neg = ((b == -amax[:, None]) & b.signbit()).any(dim=1)
         return torch.where(has_neg, -amax, amax)
 
     def scales(self, m: torch.Tensor, bits: int, dtype: torch.dtype):

@@ -10,8 +10,7 @@ import time
 import pytest
 
 from qr_tests.conftest import lacking, needs_gpu_args
-from qr_tests.harness import (VISIBILITY_VARS, RankError, RankTimeout, device_env,
-                              run_ranks)
+from qr_tests.quick_reduce.harness import VISIBILITY_VARS, RankError, RankTimeout, device_env, run_ranks
 
 
 def report(ctx):
@@ -133,7 +132,7 @@ def test_malformed_marker_is_a_usage_error_at_collection(tmp_path):
     (tmp_path / "conftest.py").write_text('pytest_plugins = ["qr_tests.conftest"]\n')
     (tmp_path / "test_typo.py").write_text(
         "import pytest\n\n\n@pytest.mark.needs_gpu(vendor='intel')\ndef test_x():\n    pass\n")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = {**os.environ, "PYTHONPATH": root}  # for qr_tests.conftest
     proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-m",
                            "not needs_gpu", str(tmp_path)], cwd=tmp_path, env=env,

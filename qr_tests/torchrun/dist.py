@@ -10,10 +10,10 @@ import sys
 import torch
 import torch.distributed as dist
 
-from qr_tests import tiny_model as tm
-from qr_tests.harness import cpu_group
-from qr_tests.torchrun_config import Layout, ModelConfig
-from qr_tests.torchrun_quant import QuickTensorParallel, logits_rel_err, logits_window
+from qr_tests.quick_reduce.harness import cpu_group
+from qr_tests.torchrun import tiny_model as tm
+from qr_tests.torchrun.config import Layout, ModelConfig
+from qr_tests.torchrun.quant import QuickTensorParallel, logits_rel_err, logits_window
 
 # fp32 logits of the split model against the one-process model: the same operations,
 # only the association of sums differs (partial products summed across ranks). Reassociating

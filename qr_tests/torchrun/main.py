@@ -1,6 +1,6 @@
 """The torchrun examples' entry point, torch-free: the layout is checked before torch is imported.
 
-Kept apart from torchrun_config (which the torch modules import for the layout types) so that
+Kept apart from config.py (which the torch modules import for the layout types) so that
 no module imports another that imports it back.
 """
 
@@ -11,7 +11,7 @@ import os
 import signal
 import sys
 
-from qr_tests.torchrun_config import ConfigError, ModelConfig, layout_from_env
+from qr_tests.torchrun.config import ConfigError, ModelConfig, layout_from_env
 
 
 def main(model: ModelConfig) -> int:
@@ -24,7 +24,7 @@ def main(model: ModelConfig) -> int:
         if os.environ.get("RANK", "0") == "0":  # one line, not one per rank
             print(f"error: {err}", file=sys.stderr)
         return 2
-    from qr_tests.torchrun_dist import Mismatch, run  # imports torch: only for a valid layout
+    from qr_tests.torchrun.dist import Mismatch, run  # imports torch: only for a valid layout
 
     try:
         run(model, layout)

@@ -1,15 +1,15 @@
 """QR_QUANT in the torchrun examples: the TP all-reduce through the reference quick-reduce
-(qr_tests/quick_reduce.py), checked against the codec's bounds."""
+(qr_tests/quick_reduce/reference.py), checked against the codec's bounds."""
 
 from __future__ import annotations
 
 import torch
 import torch.distributed as dist
 
-from qr_tests.checks import SPEC_REL_L2, all_reduce_bound
-from qr_tests.quick_reduce import Level, two_shot_all_reduce
+from qr_tests.quick_reduce.bounds import SPEC_REL_L2, all_reduce_bound
+from qr_tests.quick_reduce.reference import Level, two_shot_all_reduce
 
-# The logits' relative L2 error must lie within LOGITS_WINDOW times checks.SPEC_REL_L2, the
+# The logits' relative L2 error must lie within LOGITS_WINDOW times bounds.SPEC_REL_L2, the
 # spec's relative L2 error of one all-reduce of standard-normal data.
 # Upper end: each all-reduce output is a residual branch no larger than the stream
 # (tiny_model scales branches by 1/sqrt(2 * layers)), their independent errors add in
@@ -24,7 +24,7 @@ LOGITS_WINDOW = (0.25, 2.0)
 class QuickTensorParallel:
     """TP all-reduce through the two-shot quick-reduce, in fp16 (the dtype vLLM's fp16
     models hand it), with every call's error checked against the per-element bound of
-    qr_tests/checks.py, which is derived from the codec independently of quick_reduce.py
+    qr_tests/quick_reduce/bounds.py, derived from the codec independently of reference.py
     (half a step per rank, the clamp of a tie, fp16 roundings, the second quantization of
     the sum, saturated encoding scales)."""
 

@@ -1,6 +1,6 @@
 """The torchrun examples as subprocesses, like vLLM's "Distributed Torchrun + Examples"
 step: every launch must exit 0 with every rank reporting OK (the ranks check each other
-and the one-process run themselves; see torchrun_dist.py)."""
+and the one-process run themselves; see dist.py)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from qr_tests.harness import VISIBILITY_VARS, dump_stacks, run_ranks, signal_each
-from qr_tests.torchrun_config import DENSE, MOE, QUANT_LEVELS, ConfigError, layout_from_env
+from qr_tests.quick_reduce.harness import VISIBILITY_VARS, dump_stacks, run_ranks, signal_each
+from qr_tests.torchrun.config import DENSE, MOE, QUANT_LEVELS, ConfigError, layout_from_env
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run"]  # `torchrun` of this interpreter
 LAUNCH_TIMEOUT_S = 60  # a launch takes ~5 s on 2 cores; a hung collective must not stall CI
 PARALLEL_VARS = ("TP_SIZE", "PP_SIZE", "DP_SIZE", "ENABLE_EP", "QR_QUANT")
@@ -27,23 +27,23 @@ HIDE_GPUS = dict.fromkeys(VISIBILITY_VARS, "")
 # then world size 2. Dense: TP defaults to 2 and DP fills the rest; MoE: TP defaults to 1.
 # The last item is the (tp, pp, dp, ep) layout every rank must report having run.
 CASES = [
-    ("torchrun_example.py", 4, {}, (2, 1, 2, False)),
-    ("torchrun_example.py", 4, {"PP_SIZE": "2", "QR_QUANT": "FP"}, (2, 2, 1, False)),
-    ("torchrun_example_moe.py", 4, {"TP_SIZE": "4", "QR_QUANT": "INT6"}, (4, 1, 1, False)),
-    ("torchrun_example_moe.py", 4, {"TP_SIZE": "2", "PP_SIZE": "2"}, (2, 2, 1, False)),
-    ("torchrun_example_moe.py", 4, {"DP_SIZE": "4", "ENABLE_EP": "1"}, (1, 1, 4, True)),
-    ("torchrun_example_moe.py", 4, {"TP_SIZE": "2", "DP_SIZE": "2", "ENABLE_EP": "1",
+    ("example.py", 4, {}, (2, 1, 2, False)),
+    ("example.py", 4, {"PP_SIZE": "2", "QR_QUANT": "FP"}, (2, 2, 1, False)),
+    ("example_moe.py", 4, {"TP_SIZE": "4", "QR_QUANT": "INT6"}, (4, 1, 1, False)),
+    ("example_moe.py", 4, {"TP_SIZE": "2", "PP_SIZE": "2"}, (2, 2, 1, False)),
+    ("example_moe.py", 4, {"DP_SIZE": "4", "ENABLE_EP": "1"}, (1, 1, 4, True)),
+    ("example_moe.py", 4, {"TP_SIZE": "2", "DP_SIZE": "2", "ENABLE_EP": "1",
                                     "QR_QUANT": "INT4"}, (2, 1, 2, True)),
-    ("torchrun_example.py", 2, {"QR_QUANT": "INT8"}, (2, 1, 1, False)),
-    ("torchrun_example_moe.py", 2, {"TP_SIZE": "2", "QR_QUANT": "INT8"}, (2, 1, 1, False)),
-    ("torchrun_example.py", 2, {"TP_SIZE": "1", "PP_SIZE": "2"}, (1, 2, 1, False)),
-    ("torchrun_example_moe.py", 2, {"DP_SIZE": "2", "ENABLE_EP": "1"}, (1, 1, 2, True)),
+    ("example.py", 2, {"QR_QUANT": "INT8"}, (2, 1, 1, False)),
+    ("example_moe.py", 2, {"TP_SIZE": "2", "QR_QUANT": "INT8"}, (2, 1, 1, False)),
+    ("example.py", 2, {"TP_SIZE": "1", "PP_SIZE": "2"}, (1, 2, 1, False)),
+    ("example_moe.py", 2, {"DP_SIZE": "2", "ENABLE_EP": "1"}, (1, 1, 2, True)),
 ]
 
 
 def _case_id(case) -> str:
     script, world, env, _ = case
-    return "-".join([script[len("torchrun_"):-len(".py")], f"w{world}"]
+    return "-".join([script.removesuffix(".py"), f"w{world}"]
                     + [f"{k}={v}" for k, v in env.items()])
 
 
@@ -77,7 +77,7 @@ def launch(script: str, world: int, env: dict[str, str], extra_env: dict[str, st
     the failure shows where it hung, then the launcher and every rank are killed."""
     child_env = _environ_without_layout()
     child_env.update(OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", **extra_env, **env)
-    cmd = [*TORCHRUN, "--standalone", f"--nproc-per-node={world}", f"qr_tests/{script}"]
+    cmd = [*TORCHRUN, "--standalone", f"--nproc-per-node={world}", f"qr_tests/torchrun/{script}"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=child_env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     try:
@@ -101,7 +101,7 @@ def check_launch(script: str, world: int, env: dict[str, str], extra_env: dict[s
     the (tp, pp, dp, ep) `layout` the environment asks for."""
     rc, out = launch(script, world, env, extra_env)
     env_text = " ".join(f"{k}={v}" for k, v in env.items())
-    where = f"{env_text} torchrun --nproc-per-node={world} qr_tests/{script}"
+    where = f"{env_text} torchrun --nproc-per-node={world} qr_tests/torchrun/{script}"
     assert rc == 0, f"{where} exited {rc}; ranks' output:\n{out}"
     got = reports(out)
     assert sorted(got) == list(range(world)), f"{where}: not every rank reported OK:\n{out}"
@@ -123,14 +123,14 @@ def test_torchrun_example_cpu(case):
 
 
 @pytest.mark.needs_gpu(vendor="any", count=1)
-@pytest.mark.parametrize("script,model", [("torchrun_example.py", DENSE),
-                                          ("torchrun_example_moe.py", MOE)])
+@pytest.mark.parametrize("script,model", [("example.py", DENSE),
+                                          ("example_moe.py", MOE)])
 def test_torchrun_example_one_gpu_matches_cpu(script, model):
     """World size 1 on the GPU: the default backend of a CUDA device, and the same greedy
     tokens as the one-process model on CPU."""
     import torch  # noqa: PLC0415 - only GPU machines get here
 
-    from qr_tests import tiny_model as tm  # noqa: PLC0415
+    from qr_tests.torchrun import tiny_model as tm  # noqa: PLC0415
 
     got = check_launch(script, 1, {"TP_SIZE": "1"}, {}, (1, 1, 1, False))
     assert got[0]["device"] == "cuda:0", got
@@ -161,7 +161,7 @@ def test_bad_layout_one_line_nonzero_exit(env, message):
     """Checked before torch is imported: one line on rank 0, exit status 2, no traceback."""
     for rank, stderr in (("0", f"error: {message}\n"), ("1", "")):
         full_env = {**_environ_without_layout(), "WORLD_SIZE": "4", "RANK": rank, **env}
-        proc = subprocess.run([sys.executable, "qr_tests/torchrun_example.py"], cwd=ROOT,
+        proc = subprocess.run([sys.executable, "qr_tests/torchrun/example.py"], cwd=ROOT,
                               env=full_env, capture_output=True, text=True, timeout=30)
         assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", stderr), f"rank {rank}"
 
@@ -169,7 +169,7 @@ def test_bad_layout_one_line_nonzero_exit(env, message):
 def test_bad_layout_exits_before_torch_is_imported():
     """A bad layout costs no torch import (seconds per rank on a small agent)."""
     probe = ("import runpy, sys\n"
-             "try:\n    runpy.run_path('qr_tests/torchrun_example.py', run_name='__main__')\n"
+             "try:\n    runpy.run_path('qr_tests/torchrun/example.py', run_name='__main__')\n"
              "except SystemExit as e:\n    print(e.code, 'torch' in sys.modules)\n")
     env = {**_environ_without_layout(), "WORLD_SIZE": "4", "RANK": "1", "TP_SIZE": "3"}
     proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True,
@@ -178,8 +178,8 @@ def test_bad_layout_exits_before_torch_is_imported():
 
 
 def test_quant_levels_are_the_codec_levels():
-    """torchrun_config names the levels without importing torch; they must stay Level's."""
-    from qr_tests.quick_reduce import Level  # noqa: PLC0415
+    """config.py names the levels without importing torch; they must stay Level's."""
+    from qr_tests.quick_reduce.reference import Level  # noqa: PLC0415
 
     assert QUANT_LEVELS == tuple(Level.__members__)
 
@@ -188,7 +188,7 @@ def quick_tp_worker(ctx):
     """QR_QUANT's all-reduce and its bound check on the rank's device, at world size 1."""
     import torch  # noqa: PLC0415
 
-    from qr_tests.torchrun_quant import QuickTensorParallel  # noqa: PLC0415
+    from qr_tests.torchrun.quant import QuickTensorParallel  # noqa: PLC0415
 
     ctx.init_process_group()
     torch.manual_seed(0)
@@ -205,7 +205,7 @@ def quick_tp_worker(ctx):
 def test_quantized_tp_all_reduce_on_one_gpu():
     """The QR_QUANT path on CUDA tensors: its bound check once built CPU constants, which
     only the 2-GPU torchrun launches found. One GPU is enough to catch that."""
-    from qr_tests import test_torchrun_examples as this  # noqa: PLC0415 - importable in the rank
+    from qr_tests.torchrun import test_examples as this  # noqa: PLC0415 - importable in the rank
 
     got = run_ranks(this.quick_tp_worker, 1, gpus=[0], timeout=240)[0]
     assert got == {name: (1, True, "cuda", (4, 6, 32)) for name in QUANT_LEVELS}, got

@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from qr_tests.torchrun_config import Layout, ModelConfig
+from qr_tests.torchrun.config import Layout, ModelConfig
 
 
 def make_weights(cfg: ModelConfig) -> dict[str, torch.Tensor]:

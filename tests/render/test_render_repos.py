@@ -27,14 +27,17 @@ def test_this_repository_renders_on_its_hardware():
     assert steps["torchrun-2-h100"]["agents"] == {"queue": "nvidia-h100-2"}
 
 
+QUICK_REDUCE = {"quick-reduce-cpu", "quick-reduce-h100", "quick-reduce-mi300-x2", "quick-reduce-mi300-x8",
+                "quick-reduce-mi355-x2", "quick-reduce-mi355-x8"}
+TORCHRUN = {"torchrun-4-cpu", "torchrun-4-h100", "torchrun-4-mi300", "torchrun-2-cpu", "torchrun-2-h100"}
+
+
 @pytest.mark.parametrize("files, expect", [
     ("pipegen/render.py\n", {"pipegen-tests"}),
-    ("qr_tests/quick_reduce.py\n", {"quick-reduce-cpu", "quick-reduce-h100", "quick-reduce-mi300-x2",
-                                    "quick-reduce-mi300-x8", "quick-reduce-mi355-x2", "quick-reduce-mi355-x8",
-                                    "torchrun-4-cpu", "torchrun-4-h100", "torchrun-4-mi300", "torchrun-2-cpu",
-                                    "torchrun-2-h100"}),
-    ("qr_tests/torchrun_dist.py\n", {"torchrun-4-cpu", "torchrun-4-h100", "torchrun-4-mi300", "torchrun-2-cpu",
-                                     "torchrun-2-h100"}),
+    ("qr_tests/quick_reduce/reference.py\n", QUICK_REDUCE | TORCHRUN),  # the torchrun examples use it
+    ("qr_tests/conftest.py\n", QUICK_REDUCE | TORCHRUN),
+    ("qr_tests/torchrun/dist.py\n", TORCHRUN),
+    ("qr_tests/README.md\n", set()),  # docs only
     ("somewhere/else.txt\n", set()),
 ])
 def test_this_repository_selects_by_source(files, expect):

@@ -455,7 +455,7 @@ def test_local_env_puts_this_pythons_scripts_first_on_path() -> None:
 def test_this_repository_plans_the_readme_examples() -> None:
     code, out = run(ROOT, "--step", "quick-reduce-cpu", "--dry-run")
     assert code == 0 and "[1/1] quick-reduce-cpu on cpu\n" in out
-    assert "    pytest qr_tests --ignore=qr_tests/test_torchrun_examples.py\n" in out
+    assert "    pytest qr_tests/quick_reduce\n" in out
     code, out = run(ROOT, "--step", "quick-reduce", "--dry-run", "--hardware", "amd:gfx942:8")
     assert code == 0 and "[1/1] quick-reduce-cpu on cpu\n" in out  # lists cpu first: CPU wherever it runs
     code, out = run(ROOT, "--step", "quick-reduce-mi300-x8", "--hardware", "amd:gfx942:8", "--dry-run")
