@@ -92,6 +92,7 @@ class Step:
     origin: str | None = None
     mirror: str | None = None  # "amd" for a vLLM AMD mirror
     block_label: str | None = None  # the prompt of its block step; None: "Run <label>"
+    derived_key: bool = False  # vLLM: no `key:` was declared, the key comes from the label
     # Legacy AMD steps: the pipeline-level tags it is mirrored to.
     mirror_hardwares: tuple[str, ...] = _written("string_list", (), read_by="legacy")
     # pipegen's format: depends_on targets whose failure this step accepts ({step, allow_failure: true}).
@@ -166,6 +167,9 @@ class Settings:
     build_values: tuple[tuple[str, str], ...] = ()
     # Legacy test-amd.yaml: only steps whose mirror_hardwares holds this tag exist.
     mirror_tag: str | None = None
+    # Explicit keys (--only, $VLLM_CI_ONLY_STEP_KEYS) name only declared `key:`s of declared steps
+    # (vLLM's generator: a label-derived key or an AMD mirror is an unknown key).
+    only_declared_keys: bool = False
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import settings
 
 _READ_BY_PIPEGEN = re.compile(r"CI|BUILDKITE(_.*)?|PIPEGEN_.*|VLLM_CI_.*|RUN_ALL|NIGHTLY|NOAUTO|DOCS_ONLY_DISABLE"
-                              r"|AMD_MIRROR_HW|TORCH_NIGHTLY")
+                              r"|AMD_MIRROR_HW|TORCH_NIGHTLY|SKIP_TIMEOUT|PRIORITY|CONTINUE_ON_FAILURE|ROCM_BASE_REFRESH_.*"
+                              r"|CI_INFRA_OTEL_.*")
 
 
 @pytest.fixture(autouse=True)

@@ -135,6 +135,7 @@ def _expand(
     common = {
         **{name: value for name, value in as_written(fields, WRITTEN).items() if name not in ("key", "group", "device")},
         "location": where,
+        "derived_key": not fields.get("key"),
         "working_dir": working_dir,
         "depends_on": depends_on,
         "dependencies": deps,
@@ -249,6 +250,7 @@ def _mirrors(mirror: Any, item: LocDict, key: str, common: dict[str, Any], vllm:
             "optional": fields.get("optional", common["optional"]),
             "origin": key,
             "mirror": "amd",
+            "derived_key": True,
             # vLLM: a mirror's block names the declared step, not the device ("Run AMD: X").
             "block_label": None if fields.get("label") or not vllm else f"Run AMD: {common['label']}",
         }

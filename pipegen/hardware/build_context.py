@@ -8,6 +8,8 @@ An inventory's `build:` section says how a build changes the jobs:
         - {name: postmerge, branch: main, values: {repository: prod-repo},
            docker_options: {mount-buildkite-agent: true}}
         - {name: torch-nightly, env: {TORCH_NIGHTLY: "1"}, values: {suffix: -nightly}}
+        - {name: urgent, env: {PRIORITY: HIGH}, job: {priority: 1000}}       # jobs whose template sets none
+        - {name: no-timeouts, env: {SKIP_TIMEOUT: "1"}, job: {omit: [timeout_in_minutes]}}
       variables:                    # $NAME in a job's commands -> text, in this order
         - [REGISTRY, "{registry}"]
       variables_when: {config_name: ci}   # only where these values are so (vLLM: its main pipeline)
@@ -41,6 +43,8 @@ class Variant:
     env: tuple[tuple[str, str], ...] = ()  # every variable must have this value
     values: tuple[tuple[str, str], ...] = ()
     docker_options: tuple[tuple[str, Any], ...] = ()  # added to every docker template
+    priority: int | None = None  # every job's priority where its template and step set none
+    omit: tuple[str, ...] = ()  # fields dropped from every job (vLLM's SKIP_TIMEOUT: timeout_in_minutes)
 
     def matches(self, info: "BuildInfo") -> bool:
         if self.branch is not None and not fnmatch.fnmatchcase(info.branch, self.branch):
@@ -84,6 +88,8 @@ class BuildContext:
     docker_options: tuple[tuple[str, Any], ...] = ()
     quotes: str | None = None
     preview: str = "blank"
+    priority: int | None = None
+    omit: tuple[str, ...] = ()
 
     def fill(self, value: Any) -> Any:
         """`{name}` placeholders in a string, list or mapping -> the values (unknown names stay)."""
@@ -117,12 +123,16 @@ def resolve(spec: BuildSpec | None, info: BuildInfo, given: tuple[tuple[str, str
     raw.update(branch=info.branch, commit=info.commit, pull_request=info.pull_request)
     variants = [v for v in spec.variants if v.matches(info)]
     options: dict[str, Any] = {}
+    priority, omit = None, []
     for variant in variants:
         raw.update(variant.values)
         options.update(variant.docker_options)
+        priority = variant.priority if variant.priority is not None else priority
+        omit += [name for name in variant.omit if name not in omit]
     values = _expand(raw)
     context = BuildContext(values=values, variants=tuple(v.name for v in variants),
-                           docker_options=tuple(options.items()), quotes=spec.quotes, preview=spec.preview)
+                           docker_options=tuple(options.items()), quotes=spec.quotes, preview=spec.preview,
+                           priority=priority, omit=tuple(omit))
     variables = []
     in_force = all(values.get(k) == v for k, v in spec.variables_when)
     for name, template in spec.variables if in_force else ():
@@ -146,7 +156,9 @@ def _expand(raw: dict[str, str]) -> dict[str, str]:
 # --------------------------------------------------------------------------- reading the section
 
 BUILD_FIELDS = ("values", "variants", "variables", "variables_when", "branch_pattern", "quotes", "preview")
-VARIANT_FIELDS = ("name", "branch", "env", "values", "docker_options")
+VARIANT_FIELDS = ("name", "branch", "env", "values", "docker_options", "job")
+VARIANT_JOB_FIELDS = ("priority", "omit")
+OMITTABLE = ("timeout_in_minutes", "priority", "artifact_paths", "soft_fail")
 
 
 def parse_build(raw: Any, where: Any) -> BuildSpec:
@@ -164,10 +176,14 @@ def parse_build(raw: Any, where: Any) -> BuildSpec:
             raise DeclarationError("a build variant needs a 'name'", at, "add e.g. 'name: postmerge'")
         options = variant.get("docker_options")
         options = require_mapping(options, at, "'docker_options'") if options is not None else {}
+        job = variant.get("job")
+        job = check_fields(require_mapping(job, at, "a variant's 'job'"),
+                             dict.fromkeys(VARIANT_JOB_FIELDS, anything), "variant job") if job is not None else {}
         variants.append(Variant(name=string(variant["name"], at), branch=variant.get("branch"),
                                 env=env_map(variant.get("env") or {}, at),
                                 values=env_map(variant.get("values") or {}, at),
-                                docker_options=tuple((str(k), v) for k, v in options.items())))
+                                docker_options=tuple((str(k), v) for k, v in options.items()),
+                                priority=_priority(job.get("priority"), at), omit=_omit(job.get("omit"), at)))
     variables = []
     for index, item in enumerate(_list(top.get("variables"), raw, "variables")):
         if not (isinstance(item, list) and len(item) == 2):
@@ -181,6 +197,26 @@ def parse_build(raw: Any, where: Any) -> BuildSpec:
                      variables=tuple(variables), variables_when=env_map(top.get("variables_when") or {}, where),
                      branch_pattern=top.get("branch_pattern"), quotes=quotes,
                      preview=preview)
+
+
+def _priority(value: Any, where: Any) -> int | None:
+    from pipegen.errors import DeclarationError
+
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise DeclarationError(f"a variant's job priority must be a whole number, got {value!r}", where)
+    return value
+
+
+def _omit(value: Any, where: Any) -> tuple[str, ...]:
+    from pipegen.declarations.fields import string_list
+    from pipegen.errors import DeclarationError
+
+    names = string_list(value or [], where)
+    unknown = [name for name in names if name not in OMITTABLE]
+    if unknown:
+        raise DeclarationError(f"a variant's job cannot omit {', '.join(unknown)}", where,
+                               f"omit one of {', '.join(OMITTABLE)}")
+    return names
 
 
 def _list(value: Any, raw: Any, name: str) -> list:

@@ -84,7 +84,20 @@ def command_item(step: Step, job: Any, key: str, depends: list[str], dollars: Do
         "job": job,
         "step": step,
     }
-    return with_template_fields(item, step, job)
+    return _with_build(with_template_fields(item, step, job), build)
+
+
+def _with_build(item: dict[str, Any], build: Any) -> dict[str, Any]:
+    """What the build's variants set on every job: a priority where none is set, fields dropped."""
+    if build is None:
+        return item
+    if build.priority is not None:
+        item["fields"].setdefault("priority", build.priority)
+    for name in build.omit:
+        item["fields"].pop(name, None)
+        if name in item:
+            item[name] = None
+    return item
 
 
 def _plugin(template: Any, step: Step) -> Any:

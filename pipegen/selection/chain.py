@@ -52,7 +52,7 @@ def options_from(args: SelectArgs, decl: Declarations, environ: Mapping[str, str
     only: tuple[str, ...] | None = tuple(args.only) or None
     if only is None:
         for name in ("PIPEGEN_ONLY_STEP_KEYS", "VLLM_CI_ONLY_STEP_KEYS"):
-            if environ.get(name):
+            if name in environ:  # set but empty is refused below, as vLLM's generator refuses it
                 only = _json_keys(name, environ[name])
                 break
     run_all = "--all" if args.run_all else ""
@@ -67,7 +67,8 @@ def options_from(args: SelectArgs, decl: Declarations, environ: Mapping[str, str
         nightly=args.nightly or environ.get("NIGHTLY") == "1" or label_nightly,
         run_all=run_all or label_all,
         noauto=environ.get("NOAUTO") == "1",
-        docs_only_disable=environ.get("DOCS_ONLY_DISABLE") == "1",
+        # vLLM's generator skips a docs-only change only where DOCS_ONLY_DISABLE is unset or 0.
+        docs_only_disable=environ.get("DOCS_ONLY_DISABLE", "0") != "0",
     )
 
 

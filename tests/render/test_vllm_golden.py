@@ -1,4 +1,4 @@
-"""The vLLM preset against vLLM's own generator, job by job, on four real builds.
+"""The vLLM preset against vLLM's own generator, job by job, on its real builds.
 
 The goldens (../shared/fixtures/vllm-2026-05-29/generator/) are what vLLM's
 generator wrote for vLLM's configuration; pipegen renders the same builds
@@ -18,20 +18,19 @@ from tests.helpers import FIXTURE, assert_valid, needs_fixture, render
 from tests.render import vllm_golden
 
 GOLDENS = FIXTURE / "generator"
-SCENARIOS = ("branch-run-all", "branch-change", "main-run-all", "main-nightly")
+SCENARIOS = ("branch-run-all", "branch-change", "main-run-all", "main-nightly", "branch-skip-timeout",
+             "branch-only-keys", "intel-branch-run-all")
 
-# The generator's branch-run-all build computed its diff in its own checkout, which held
-# docker/Dockerfile.rocm_base: its optional AMD mirrors run. scenarios.yaml lists no file
-# for that build, so pipegen blocks them, as the generator does without that file.
-ROCM_BASE_IN_DIFF = "fixture: the generator's branch-run-all diff held docker/Dockerfile.rocm_base"
+# The generator's branch-run-all build computed its diff in its own checkout (no MERGE_BASE_COMMIT),
+# which held docker/Dockerfile.rocm_base: its optional AMD mirrors run. scenarios.yaml lists no file
+# for that build; pipegen is given that file, the generator's actual input.
+EXTRA_FILES = {"branch-run-all": ["docker/Dockerfile.rocm_base"]}
 
 # (scenario glob, key glob, field, why): the deliberate deviations, each named in README.
 DEVIATIONS = [
     # vLLM's tracing helper is a base64 bundle of ci-infra's own scripts, run on main: it stays
     # vLLM's business. The commands inside it are compared (vllm_golden unwraps it) and equal.
     ("main-*", "*", "tracing", "tracing wrapper left to vLLM"),
-    *((("branch-run-all", f"*amd-{key}", "*", ROCM_BASE_IN_DIFF))
-      for key in ("language-models-test-extended-pooling", "multi-modal-models-extended-generation-1")),
 ]
 
 
@@ -39,9 +38,15 @@ def scenario(name: str) -> dict:
     return yaml.safe_load((GOLDENS / "scenarios.yaml").read_text())[name]
 
 
-def pipegen_jobs(name: str) -> dict[str, dict]:
+def render_scenario(name: str):
     build = scenario(name)
-    result = render(FIXTURE, files="\n".join(build["changed_files"]), env=build["env"])
+    config = ["--config", build["config"]] if "config" in build else []
+    files = build["changed_files"] + EXTRA_FILES.get(name, [])
+    return render(FIXTURE, *config, files="\n".join(files), env=build["env"])
+
+
+def pipegen_jobs(name: str) -> dict[str, dict]:
+    result = render_scenario(name)
     assert result.exit_code == 0, result.stderr
     return vllm_golden.jobs(assert_valid(result.stdout))
 
@@ -69,6 +74,19 @@ def test_every_job_matches_the_generator_but_the_deviations():
                 used.add(item)
     assert not drift, f"{len(drift)} differences from vLLM's generator:\n" + "\n".join(drift[:20])
     assert [item for item in DEVIATIONS if item not in used] == [], "a deviation no longer occurs: remove it"
+
+
+@needs_fixture
+def test_the_build_the_generator_refused_is_refused():
+    """A key derived from a label: the generator stops with `Unknown CI step key(s)` and uploads nothing."""
+    refused = [name for name, build in yaml.safe_load((GOLDENS / "scenarios.yaml").read_text()).items()
+               if "error" in build]
+    assert refused == ["branch-only-keys-derived"]
+    result = render_scenario(refused[0])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert scenario(refused[0])["error"].removeprefix("ValueError: ") in result.stderr
+    assert "fix: give the step 'Kernels KDA Test' (.buildkite/test_areas/kernels.yaml:" in result.stderr
+    assert "'key: kernels-kda-test'" in result.stderr
 
 
 @needs_fixture

@@ -1,0 +1,106 @@
+"""The vLLM preset honours the build as vLLM's generator reads it (ci-infra buildkite/pipeline_generator):
+its build variables, its explicit keys, its page order, its pull-request gate. Small synthetic
+repositories; the goldens (test_vllm_golden.py) show the same on vLLM's real configuration."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import write_files
+from tests.render.test_render import all_steps, assert_valid, by_key, render
+
+CONFIG = "name: vllm_ci\njob_dirs: [.buildkite/jobs]\n"
+IMAGES = """\
+group: Abuild
+steps:
+- {label: Image, key: image-build, no_plugin: true, commands: [build]}
+- {label: AMD image, key: image-build-amd, no_plugin: true, commands: [build]}
+"""
+TESTS = """\
+group: {group}
+depends_on: [image-build]
+steps:
+- label: Keyed
+  key: keyed
+  timeout_in_minutes: 30
+  commands: [pytest a]
+  source_file_dependencies: [src/]
+  mirror: {{amd: {{device: mi325_1}}}}
+- label: Derived Key
+  commands: [pytest b]
+  timeout_in_minutes: 20
+  source_file_dependencies: [src/]
+"""
+
+
+def vllm_repo(tmp_path, files=None):
+    write_files(tmp_path, {".buildkite/ci_config.yaml": CONFIG, ".buildkite/jobs/images.yaml": IMAGES,
+                           ".buildkite/jobs/tests.yaml": TESTS.format(group="Tests"), **(files or {})})
+    return tmp_path
+
+
+def jobs(root, env=None, files="src/x.py\n"):
+    result = render(root, files=files, env={"BUILDKITE_BRANCH": "feature", "BUILDKITE_COMMIT": "abc", **(env or {})})
+    assert result.exit_code == 0, result.stderr
+    return by_key(assert_valid(result.stdout))
+
+
+def test_skip_timeout_drops_every_timeout_the_amd_default_too(tmp_path):
+    repo = vllm_repo(tmp_path)
+    assert {k: j.get("timeout_in_minutes") for k, j in jobs(repo).items() if "command" in j or "commands" in j} \
+        == {"image-build": None, "image-build-amd": None, "keyed": 30, "derived-key": 20, "amd-keyed": 180}
+    assert not [j for j in jobs(repo, {"SKIP_TIMEOUT": "1"}).values() if "timeout_in_minutes" in j]
+    assert jobs(repo, {"SKIP_TIMEOUT": "0"})["keyed"]["timeout_in_minutes"] == 30
+
+
+def test_priority_high_raises_every_job_but_the_amd_ones(tmp_path):
+    repo = vllm_repo(tmp_path)
+    priorities = {k: j.get("priority", 0) for k, j in jobs(repo, {"PRIORITY": "HIGH"}).items() if "commands" in j}
+    assert priorities == {"image-build": 1000, "image-build-amd": 1000, "keyed": 1000, "derived-key": 1000,
+                          "amd-keyed": 200}
+    assert jobs(repo, {"PRIORITY": "high"})["keyed"].get("priority", 0) == 0  # the generator compares exactly
+
+
+@pytest.mark.parametrize("value, skipped", [("0", True), ("1", False), ("true", False), ("", False)])
+def test_docs_only_disable_is_anything_but_0(tmp_path, value, skipped):
+    """ci-infra: the docs-only skip happens where DOCS_ONLY_DISABLE is unset or '0' (its README says '0')."""
+    result = render(vllm_repo(tmp_path), files="docs/a.md\n", env={"DOCS_ONLY_DISABLE": value})
+    assert result.exit_code == 0, result.stderr
+    assert (assert_valid(result.stdout)["steps"] == []) is skipped
+
+
+def test_explicit_keys_name_declared_keys(tmp_path):
+    repo = vllm_repo(tmp_path)
+    assert set(jobs(repo, {"VLLM_CI_ONLY_STEP_KEYS": '["keyed"]'})) == {"image-build", "keyed"}
+    for key, fix in (("derived-key", "give the step 'Derived Key' (.buildkite/jobs/tests.yaml:10:3) "
+                                     "'key: derived-key'"),
+                     ("amd-keyed", "'amd-keyed' is an AMD mirror, which only runs by the change: name 'keyed'"),
+                     ("nothing", "'nothing' names no step")):
+        result = render(repo, files="", env={"VLLM_CI_ONLY_STEP_KEYS": f'["{key}", "keyed"]'})
+        assert result.exit_code == 2, result.output
+        assert f"Unknown CI step key(s): {key}" in result.stderr and fix in result.stderr, result.stderr
+        assert "Traceback" not in result.output and result.stdout == ""
+
+
+def test_explicit_keys_refuse_a_dependency_without_a_declared_key(tmp_path):
+    repo = vllm_repo(tmp_path, {".buildkite/jobs/later.yaml": "group: Later\nsteps:\n"
+                                "- {label: Later, key: later, depends_on: [derived-key], commands: [x]}\n"})
+    assert "derived-key" in jobs(repo)["later"]["depends_on"]  # by the change, the derived key names it
+    result = render(repo, files="", env={"VLLM_CI_ONLY_STEP_KEYS": '["later"]'})
+    assert result.exit_code == 2
+    assert "CI step later depends on unknown step derived-key" in result.stderr
+    assert "'key: derived-key'" in result.stderr
+
+
+def test_an_empty_key_list_variable_is_refused(tmp_path):
+    result = render(vllm_repo(tmp_path), files="", env={"VLLM_CI_ONLY_STEP_KEYS": ""})
+    assert result.exit_code == 2 and "VLLM_CI_ONLY_STEP_KEYS is not valid JSON" in result.stderr
+
+
+def test_own_format_explicit_keys_still_take_derived_keys(tmp_path):
+    from tests.render.test_render import make_repo
+
+    repo = make_repo(tmp_path, "steps:\n  - {label: Unit Tests, hardware: [cpu], commands: [pytest]}\n")
+    result = render(repo, files="", env={"PIPEGEN_ONLY_STEP_KEYS": '["unit-tests"]'})
+    assert result.exit_code == 0, result.stderr
+    assert [s["key"] for s in all_steps(assert_valid(result.stdout))] == ["unit-tests"]
