@@ -170,6 +170,8 @@ class Settings:
     # Explicit keys (--only, $VLLM_CI_ONLY_STEP_KEYS) name only declared `key:`s of declared steps
     # (vLLM's generator: a label-derived key or an AMD mirror is an unknown key).
     only_declared_keys: bool = False
+    # The page's order (render/order.py): "declared", or "name" (vLLM: groups by name, steps by label).
+    order: Literal["declared", "name"] = "declared"
 
 
 @dataclass(frozen=True)

@@ -216,10 +216,13 @@ def _load_vllm(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> Decl
 
 
 def _build_values(fields: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    """ci_config.yaml's name, registries and repositories, as values for the inventory's build context."""
+    """ci_config.yaml's name, registries, repositories and github_repo_name, as values for the inventory's
+    build context."""
     values = [("config_name", fields["name"])] if isinstance(fields.get("name"), str) else []
     if isinstance(fields.get("registries"), str):
         values.append(("registries", fields["registries"]))
+    if isinstance(fields.get("github_repo_name"), str):
+        values.append(("github_repo", fields["github_repo_name"]))
     for name, repository in (fields.get("repositories") or {}).items():
         if isinstance(repository, str):
             values.append((f"repositories.{name}", repository))

@@ -12,6 +12,7 @@ from pipegen.model import LabelRule, Rule, Settings
 AMD_GPU_DEVICES = ("mi250_?", "mi300_?", "mi325_?", "mi355_?")
 AMD_GROUP = "Hardware-AMD Tests"
 AMD_IMAGE_BUILD = "image-build-amd"
+VLLM_UNGROUPED = "ungrouped"  # ci-infra step.group_steps: the group of a step that has none
 
 VLLM_RULES = (
     # An AMD base-image change reruns every AMD mirror, even optional ones.
@@ -53,10 +54,12 @@ VLLM_SETTINGS = dict(
     labels=(LabelRule("ready-run-all-tests", run_all=True, nightly=True),),
     # ci-infra pipeline_generator.select_steps_and_dependencies: explicit keys are declared `key:`s.
     only_declared_keys=True,
+    order="name",  # ci-infra: groups sorted by name, their steps by label
 )
 
 # The old test-amd.yaml template: raw prefixes, no dependencies = always run.
-LEGACY_SETTINGS = dict(VLLM_SETTINGS, no_dependencies="run", rules=(), only_declared_keys=False)
+LEGACY_SETTINGS = dict(VLLM_SETTINGS, no_dependencies="run", rules=(), only_declared_keys=False,
+                       order="declared")
 
 LEGACY_MIRROR_TAG_ENV = "AMD_MIRROR_HW"
 LEGACY_MIRROR_TAG_DEFAULT = "amdproduction"

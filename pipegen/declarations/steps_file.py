@@ -20,7 +20,8 @@ from pipegen.declarations.fields import (
 )
 from pipegen.errors import DeclarationError, raise_all
 from pipegen.model import Location, Step, DeclarationWarning
-from pipegen.declarations.presets import AMD_GPU_DEVICES, AMD_GROUP, AMD_IMAGE_BUILD, VLLM_MOUNT_AGENT, derive_key
+from pipegen.declarations.presets import (AMD_GPU_DEVICES, AMD_GROUP, AMD_IMAGE_BUILD, VLLM_MOUNT_AGENT, VLLM_UNGROUPED,
+                                          derive_key)
 from pipegen.declarations.yamlio import LocDict, LocList
 
 WRITTEN = step_fields("steps")  # declared on model.Step
@@ -143,7 +144,8 @@ def _expand(
         "allow_failure_on": fields.get("allow_failure_on", ()),
         "buildkite": fields.get("buildkite", ()),
     }
-    group = fields.get("group", group)
+    # vLLM: the file's group wins over the step's, and a step with neither is in group "ungrouped".
+    group = (group or fields.get("group") or VLLM_UNGROUPED) if vllm else fields.get("group", group)
     hardware = fields.get("hardware")
     if hardware is not None:
         return _fan_out(hardware, fields, item, key, group, common)

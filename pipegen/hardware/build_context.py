@@ -10,6 +10,7 @@ An inventory's `build:` section says how a build changes the jobs:
         - {name: torch-nightly, env: {TORCH_NIGHTLY: "1"}, values: {suffix: -nightly}}
         - {name: urgent, env: {PRIORITY: HIGH}, job: {priority: 1000}}       # jobs whose template sets none
         - {name: no-timeouts, env: {SKIP_TIMEOUT: "1"}, job: {omit: [timeout_in_minutes]}}
+        - {name: pull-request, pull_request: true, gate: {...}}   # a step jobs wait for (build_gate.py)
       variables:                    # $NAME in a job's commands -> text, in this order
         - [REGISTRY, "{registry}"]
       variables_when: {config_name: ci}   # only where these values are so (vLLM: its main pipeline)
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from pipegen.errors import UsageError
+from pipegen.hardware.build_gate import Gate, parse_gate
 
 _PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][\w.]*)\}")
 
@@ -45,9 +47,13 @@ class Variant:
     docker_options: tuple[tuple[str, Any], ...] = ()  # added to every docker template
     priority: int | None = None  # every job's priority where its template and step set none
     omit: tuple[str, ...] = ()  # fields dropped from every job (vLLM's SKIP_TIMEOUT: timeout_in_minutes)
+    pull_request: bool | None = None  # only on (true) or off (false) a pull request's build
+    gate: Gate | None = None
 
     def matches(self, info: "BuildInfo") -> bool:
         if self.branch is not None and not fnmatch.fnmatchcase(info.branch, self.branch):
+            return False
+        if self.pull_request is not None and (info.pull_request not in ("", "false")) != self.pull_request:
             return False
         return all(info.env.get(k) == v for k, v in self.env)
 
@@ -90,6 +96,7 @@ class BuildContext:
     preview: str = "blank"
     priority: int | None = None
     omit: tuple[str, ...] = ()
+    gate: Gate | None = None  # its {value}s filled
 
     def fill(self, value: Any) -> Any:
         """`{name}` placeholders in a string, list or mapping -> the values (unknown names stay)."""
@@ -123,16 +130,20 @@ def resolve(spec: BuildSpec | None, info: BuildInfo, given: tuple[tuple[str, str
     raw.update(branch=info.branch, commit=info.commit, pull_request=info.pull_request)
     variants = [v for v in spec.variants if v.matches(info)]
     options: dict[str, Any] = {}
-    priority, omit = None, []
+    priority, omit, gate = None, [], None
     for variant in variants:
         raw.update(variant.values)
         options.update(variant.docker_options)
         priority = variant.priority if variant.priority is not None else priority
         omit += [name for name in variant.omit if name not in omit]
+        gate = variant.gate or gate
     values = _expand(raw)
     context = BuildContext(values=values, variants=tuple(v.name for v in variants),
                            docker_options=tuple(options.items()), quotes=spec.quotes, preview=spec.preview,
                            priority=priority, omit=tuple(omit))
+    if gate is not None:
+        context = dataclasses.replace(context, gate=Gate(**{f.name: context.fill(getattr(gate, f.name))
+                                                            for f in dataclasses.fields(Gate)}))
     variables = []
     in_force = all(values.get(k) == v for k, v in spec.variables_when)
     for name, template in spec.variables if in_force else ():
@@ -156,7 +167,7 @@ def _expand(raw: dict[str, str]) -> dict[str, str]:
 # --------------------------------------------------------------------------- reading the section
 
 BUILD_FIELDS = ("values", "variants", "variables", "variables_when", "branch_pattern", "quotes", "preview")
-VARIANT_FIELDS = ("name", "branch", "env", "values", "docker_options", "job")
+VARIANT_FIELDS = ("name", "branch", "env", "values", "docker_options", "job", "pull_request", "gate")
 VARIANT_JOB_FIELDS = ("priority", "omit")
 OMITTABLE = ("timeout_in_minutes", "priority", "artifact_paths", "soft_fail")
 
@@ -183,7 +194,10 @@ def parse_build(raw: Any, where: Any) -> BuildSpec:
                                 env=env_map(variant.get("env") or {}, at),
                                 values=env_map(variant.get("values") or {}, at),
                                 docker_options=tuple((str(k), v) for k, v in options.items()),
-                                priority=_priority(job.get("priority"), at), omit=_omit(job.get("omit"), at)))
+                                priority=_priority(job.get("priority"), at), omit=_omit(job.get("omit"), at),
+                                pull_request=s.boolean(variant["pull_request"], at) if "pull_request" in variant
+                                else None,
+                                gate=parse_gate(variant["gate"], at) if "gate" in variant else None))
     variables = []
     for index, item in enumerate(_list(top.get("variables"), raw, "variables")):
         if not (isinstance(item, list) and len(item) == 2):

@@ -15,6 +15,8 @@ from pipegen.buildkite.limits import JOB_LIMIT, command_jobs
 from pipegen.errors import OutputError, UsageError
 from pipegen.model import Declarations, Selection, Step
 from pipegen.render.command_step import command_item, skip_text
+from pipegen.render.gate import GATE_JOBS, add_gate
+from pipegen.render.order import page_order
 
 UNSELECTED = ("block", "skip", "omit")
 PRESENT = frozenset({"run", "blocked", "skip-step"})  # the states a step is in the pipeline with
@@ -65,9 +67,13 @@ def plan_pipeline(decl: Declarations, selection: Selection, placed: Sequence[Any
     if mode not in UNSELECTED:
         raise UsageError(f"--unselected must be one of {', '.join(UNSELECTED)}, got {mode!r}")
     shown = _states(decl, selection, mode)
-    folded = _fold(decl.steps, shown, limit)
-    count = _count(decl.steps, shown)
+    # The build's own step (a pull request's pre-commit check); a docs-only change uploads nothing.
+    gate = None if selection.skip_all else getattr(build, "gate", None)
+    folded = _fold(decl.steps, shown, limit - (GATE_JOBS if gate else 0))
+    count = _count(decl.steps, shown) + (GATE_JOBS if gate else 0)
     entries, rows = _group(decl, selection, placed, shown, folded, limit, build)
+    if gate:
+        add_gate(entries, gate, build.priority)
     renamed = [(row.step.key, row.key) for row in rows if row.key != row.step.key]
     result = PipelinePlan(entries=entries, rows=rows, selection=selection, unselected=mode, jobs=count, limit=limit,
                           folded=folded, renamed=renamed)
@@ -111,7 +117,7 @@ def _group(decl: Declarations, selection: Selection, placed: Sequence[Any], show
     entries: list[dict[str, Any]] = []
     groups: dict[str, dict[str, Any]] = {}
     rows: list[Row] = []
-    for step in decl.steps:
+    for step in page_order(decl.steps, decl.settings.order):
         job, decision, state = jobs_by_key[step.key], decisions[step.key], shown[step.key]
         reason = decision.reasons[0].text if decision.reasons else ""
         if step.key in folded:

@@ -104,3 +104,63 @@ def test_own_format_explicit_keys_still_take_derived_keys(tmp_path):
     result = render(repo, files="", env={"PIPEGEN_ONLY_STEP_KEYS": '["unit-tests"]'})
     assert result.exit_code == 0, result.stderr
     assert [s["key"] for s in all_steps(assert_valid(result.stdout))] == ["unit-tests"]
+
+
+def test_the_page_is_sorted_as_the_generator_sorts(tmp_path):
+    """Groups by name (uppercase first), steps by label; the AMD group by the group each mirror came
+    from (in the order the files load), then label; a file's group wins over a step's, none is 'ungrouped'."""
+    repo = vllm_repo(tmp_path, {
+        ".buildkite/jobs/tests.yaml": TESTS.format(group="zeta") + "- {label: Alpha, key: alpha, commands: [x],"
+                                      " mirror: {amd: {device: mi325_1}}}\n",
+        ".buildkite/jobs/more.yaml": "group: Beta\nsteps:\n- {label: Zed, key: zed, group: Other, commands: [x]}\n"
+                                     "- {label: Mid, key: mid, commands: [x], mirror: {amd: {device: mi325_1}}}\n",
+        ".buildkite/jobs/loose.yaml": "steps:\n- {label: Loose, key: loose, commands: [x]}\n"})
+    result = render(repo, "--all", files="", env={"BUILDKITE_BRANCH": "feature"})
+    assert result.exit_code == 0, result.stderr
+    page = [(e["group"], [s["key"] for s in e["steps"]]) for e in assert_valid(result.stdout)["steps"]]
+    assert page == [("Abuild", ["image-build-amd", "image-build"]),  # 'AMD image' < 'Image'
+                    ("Beta", ["mid", "zed"]),
+                    ("Hardware-AMD Tests", ["amd-mid", "amd-alpha", "amd-keyed"]),  # more.yaml loads first
+                    ("ungrouped", ["loose"]),
+                    ("zeta", ["alpha", "derived-key", "keyed"])]
+
+
+def test_own_format_keeps_the_declared_order(tmp_path):
+    from tests.render.test_render import make_repo
+
+    repo = make_repo(tmp_path, "group: Zeta\nsteps:\n  - {label: B, key: b, hardware: [cpu], commands: [x]}\n"
+                               "  - {label: A, key: a, hardware: [cpu], commands: [x], group: Alpha}\n")
+    result = render(repo, "--all", files="")
+    assert [(e.get("group"), [s["key"] for s in e["steps"]]) for e in assert_valid(result.stdout)["steps"]] == \
+        [("Zeta", ["b"]), ("Alpha", ["a"])]
+
+
+def test_a_pull_request_waits_for_the_pre_commit_check(tmp_path):
+    repo = vllm_repo(tmp_path, {".buildkite/ci_config.yaml": CONFIG + "github_repo_name: vllm-project/fork\n",
+                                ".buildkite/jobs/free.yaml": "group: Free\nsteps:\n"
+                                "- {label: Free, key: free, commands: [x], source_file_dependencies: [src/]}\n"})
+    pr = {"BUILDKITE_PULL_REQUEST": "41002"}
+    result = render(repo, files="src/x.py\n", env={"BUILDKITE_BRANCH": "feature", "BUILDKITE_COMMIT": "f00d", **pr})
+    data = assert_valid(result.stdout)
+    gate = data["steps"][0]
+    assert gate["group"] == "GitHub pre-commit check" and [s["key"] for s in gate["steps"]] == ["pre-commit"]
+    step = gate["steps"][0]
+    assert step["agents"] == {"queue": "small_cpu_queue_premerge"} and "retry" not in step and "plugins" not in step
+    assert 'commit = "f00d"\nrepo = "vllm-project/fork"\n' in step["commands"][0]
+    depends = {s["key"]: s.get("depends_on", []) for s in all_steps(data)}
+    assert "pre-commit" in depends["keyed"] and "pre-commit" in depends["amd-keyed"]
+    assert "pre-commit" in depends["derived-key"]
+    assert "pre-commit" not in depends["image-build-amd"] and "pre-commit" not in depends["free"]
+    high = by_key(assert_valid(render(repo, files="src/x.py\n", env={**pr, "PRIORITY": "HIGH"}).stdout))
+    assert high["pre-commit"]["priority"] == 1000
+    for env in ({"BUILDKITE_PULL_REQUEST": "false"}, {}):
+        assert "pre-commit" not in render(repo, files="src/x.py\n", env=env).stdout
+    docs = render(repo, files="docs/a.md\n", env=pr)
+    assert assert_valid(docs.stdout)["steps"] == []  # the generator uploads nothing for a docs-only change
+
+
+def test_a_blocked_test_waits_for_its_block_and_the_check(tmp_path):
+    result = render(vllm_repo(tmp_path), files="elsewhere.py\n", env={"BUILDKITE_PULL_REQUEST": "7"})
+    steps = by_key(assert_valid(result.stdout))
+    assert steps["keyed"]["depends_on"] == ["block-keyed", "image-build", "pre-commit"]
+    assert steps["block-keyed"].get("depends_on") in (None, [])

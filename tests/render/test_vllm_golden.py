@@ -11,6 +11,7 @@ does a deviation that no longer exists.
 from __future__ import annotations
 
 import fnmatch
+import functools
 
 import yaml
 
@@ -18,8 +19,9 @@ from tests.helpers import FIXTURE, assert_valid, needs_fixture, render
 from tests.render import vllm_golden
 
 GOLDENS = FIXTURE / "generator"
-SCENARIOS = ("branch-run-all", "branch-change", "main-run-all", "main-nightly", "branch-skip-timeout",
-             "branch-only-keys", "intel-branch-run-all")
+# Every build of scenarios.yaml the generator wrote a pipeline for (the refused one is tested on its own).
+SCENARIOS = ("branch-run-all", "branch-change", "main-run-all", "main-nightly", "branch-skip-timeout", "pr-change",
+             "pr-label-run-all", "branch-only-keys", "intel-branch-run-all", "intel-pr-label")
 
 # The generator's branch-run-all build computed its diff in its own checkout (no MERGE_BASE_COMMIT),
 # which held docker/Dockerfile.rocm_base: its optional AMD mirrors run. scenarios.yaml lists no file
@@ -38,6 +40,7 @@ def scenario(name: str) -> dict:
     return yaml.safe_load((GOLDENS / "scenarios.yaml").read_text())[name]
 
 
+@functools.lru_cache(maxsize=None)  # each build is rendered once for all the tests here
 def render_scenario(name: str):
     build = scenario(name)
     config = ["--config", build["config"]] if "config" in build else []
@@ -76,12 +79,43 @@ def test_every_job_matches_the_generator_but_the_deviations():
     assert [item for item in DEVIATIONS if item not in used] == [], "a deviation no longer occurs: remove it"
 
 
+def page(data: dict) -> list[tuple[str | None, list[str]]]:
+    """The build page: each top-level entry's group and the keys of its steps, in order."""
+    return [(entry.get("group"), [s["key"] for s in entry.get("steps", [entry])]) for entry in data["steps"]]
+
+
+@needs_fixture
+def test_the_page_is_in_the_generators_order():
+    """Groups by name, steps by label, blocks before their commands. The AMD group takes each group's
+    mirrors in the order the generator walked its checkout (os.walk: the directory order of the disk
+    it ran on); pipegen walks the steps files sorted, so there only each group's own order is compared."""
+    from pipegen.declarations.load import load
+
+    steps = load(str(FIXTURE)).by_key()
+    origin = {key: step.origin or key for key, step in steps.items()}
+    compared = 0
+    for name in SCENARIOS:
+        result = render_scenario(name)
+        theirs = page(yaml.safe_load((GOLDENS / f"{name}.yaml").read_text()))
+        ours = page(assert_valid(result.stdout))
+        assert [g for g, _ in ours] == [g for g, _ in theirs], name
+        for (group, expected), (_, actual) in zip(theirs, ours):
+            if group == "Hardware-AMD Tests":
+                def by_source(keys):
+                    source = {k: steps[origin[k.removeprefix("block-")]].group for k in keys}
+                    return {g: [k for k in keys if source[k] == g] for g in sorted(set(source.values()))}
+                expected, actual = by_source(expected), by_source(actual)
+            assert actual == expected, (name, group)
+            compared += 1
+    assert compared > 150
+
+
 @needs_fixture
 def test_the_build_the_generator_refused_is_refused():
     """A key derived from a label: the generator stops with `Unknown CI step key(s)` and uploads nothing."""
-    refused = [name for name, build in yaml.safe_load((GOLDENS / "scenarios.yaml").read_text()).items()
-               if "error" in build]
-    assert refused == ["branch-only-keys-derived"]
+    builds = yaml.safe_load((GOLDENS / "scenarios.yaml").read_text())
+    refused = [name for name, build in builds.items() if "error" in build]
+    assert refused == ["branch-only-keys-derived"] and sorted(SCENARIOS) == sorted(set(builds) - set(refused))
     result = render_scenario(refused[0])
     assert result.exit_code == 2 and result.stdout == ""
     assert scenario(refused[0])["error"].removeprefix("ValueError: ") in result.stderr

@@ -1,0 +1,43 @@
+"""The order of the pipeline's page: the steps as declared, or sorted the way vLLM's generator sorts. Pure.
+
+`order: declared` (pipegen's own format) keeps groups and steps where they were declared.
+`order: name` (the vLLM preset; ci-infra pipeline_generator.py and step.group_steps) puts the
+groups in name order (Python's: uppercase before lowercase) and each group's steps in label
+order. The generator's AMD group collects the mirrors and AMD-device steps of each group it
+walks, in the order it walks them: here the group each came from, in the order the steps files
+load (the generator's os.walk follows the directory order of its checkout, which differs from
+one filesystem to the next), then the label of the step it came from.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from pipegen.declarations.presets import AMD_GROUP
+from pipegen.model import Step
+
+ORDERS = ("declared", "name")
+
+
+def page_order(steps: Sequence[Step], order: str) -> list[Step]:
+    if order == "declared":
+        return list(steps)
+    by_key = {step.key: step for step in steps}
+    file_groups: dict[str, str] = {}  # a steps file's group, for its steps moved to the AMD group
+    for step in steps:
+        if step.group != AMD_GROUP:
+            file_groups.setdefault(step.location.file, step.group)
+
+    def source(step: Step) -> tuple[str, str]:
+        """The group the generator walks the step in, and the label it sorts it by there."""
+        origin = by_key.get(step.origin) if step.origin else None
+        if origin is not None:  # an AMD mirror: where its declared step is
+            return origin.group, origin.label
+        if step.group == AMD_GROUP:
+            return file_groups.get(step.location.file, step.group), step.label
+        return step.group, step.label
+
+    walked: dict[str, int] = {}
+    for step in steps:
+        walked.setdefault(source(step)[0], len(walked))
+    return sorted(steps, key=lambda s: (s.group, walked[source(s)[0]], source(s)[1]))
