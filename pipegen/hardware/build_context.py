@@ -11,6 +11,7 @@ An inventory's `build:` section says how a build changes the jobs:
         - {name: urgent, env: {PRIORITY: HIGH}, job: {priority: 1000}}       # jobs whose template sets none
         - {name: no-timeouts, env: {SKIP_TIMEOUT: "1"}, job: {omit: [timeout_in_minutes]}}
         - {name: pull-request, pull_request: true, gate: {...}}   # a step jobs wait for (build_gate.py)
+        - {name: timed, env: {TIME_IT: "1"}, wrap: {...}}        # lines around every command (build_wrap.py)
       variables:                    # $NAME in a job's commands -> text, in this order
         - [REGISTRY, "{registry}"]
       variables_when: {config_name: ci}   # only where these values are so (vLLM: its main pipeline)
@@ -34,6 +35,7 @@ from typing import Any, Mapping
 
 from pipegen.errors import UsageError
 from pipegen.hardware.build_gate import Gate, parse_gate
+from pipegen.hardware.build_wrap import Wrap, filled, parse_wrap
 
 _PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][\w.]*)\}")
 
@@ -48,12 +50,16 @@ class Variant:
     priority: int | None = None  # every job's priority where its template and step set none
     omit: tuple[str, ...] = ()  # fields dropped from every job (vLLM's SKIP_TIMEOUT: timeout_in_minutes)
     pull_request: bool | None = None  # only on (true) or off (false) a pull request's build
+    branch_env: str | None = None  # only where the branch is this (non-empty) variable's value
     gate: Gate | None = None
+    wrap: Wrap | None = None
 
     def matches(self, info: "BuildInfo") -> bool:
         if self.branch is not None and not fnmatch.fnmatchcase(info.branch, self.branch):
             return False
         if self.pull_request is not None and (info.pull_request not in ("", "false")) != self.pull_request:
+            return False
+        if self.branch_env is not None and not (info.branch and info.env.get(self.branch_env) == info.branch):
             return False
         return all(info.env.get(k) == v for k, v in self.env)
 
@@ -97,6 +103,7 @@ class BuildContext:
     priority: int | None = None
     omit: tuple[str, ...] = ()
     gate: Gate | None = None  # its {value}s filled
+    wraps: tuple[Wrap, ...] = ()  # innermost first, their {value}s filled
 
     def fill(self, value: Any) -> Any:
         """`{name}` placeholders in a string, list or mapping -> the values (unknown names stay)."""
@@ -144,6 +151,8 @@ def resolve(spec: BuildSpec | None, info: BuildInfo, given: tuple[tuple[str, str
     if gate is not None:
         context = dataclasses.replace(context, gate=Gate(**{f.name: context.fill(getattr(gate, f.name))
                                                             for f in dataclasses.fields(Gate)}))
+    wraps = tuple(filled(v.wrap, context.fill) for v in variants if v.wrap is not None)
+    context = dataclasses.replace(context, wraps=wraps)
     variables = []
     in_force = all(values.get(k) == v for k, v in spec.variables_when)
     for name, template in spec.variables if in_force else ():
@@ -167,14 +176,15 @@ def _expand(raw: dict[str, str]) -> dict[str, str]:
 # --------------------------------------------------------------------------- reading the section
 
 BUILD_FIELDS = ("values", "variants", "variables", "variables_when", "branch_pattern", "quotes", "preview")
-VARIANT_FIELDS = ("name", "branch", "env", "values", "docker_options", "job", "pull_request", "gate")
+VARIANT_FIELDS = ("name", "branch", "branch_env", "env", "values", "docker_options", "job", "pull_request", "gate",
+                  "wrap")
 VARIANT_JOB_FIELDS = ("priority", "omit")
 OMITTABLE = ("timeout_in_minutes", "priority", "artifact_paths", "soft_fail")
 
 
 def parse_build(raw: Any, where: Any) -> BuildSpec:
     """An inventory's `build:` mapping (as yamlio reads it) -> BuildSpec; errors name the line."""
-    from pipegen.declarations.fields import anything, check_fields, env_map, require_mapping, string
+    from pipegen.declarations.fields import anything, boolean, check_fields, env_map, require_mapping, string
     from pipegen.errors import DeclarationError
 
     top = check_fields(require_mapping(raw, where, "'build'"), dict.fromkeys(BUILD_FIELDS, anything), "build")
@@ -182,22 +192,24 @@ def parse_build(raw: Any, where: Any) -> BuildSpec:
     for index, item in enumerate(_list(top.get("variants"), raw, "variants")):
         at = raw["variants"].loc(index)
         variant = check_fields(require_mapping(item, at, "a variant"), dict.fromkeys(VARIANT_FIELDS, anything),
-                                 "variant")
+                               "variant")
         if not variant.get("name"):
             raise DeclarationError("a build variant needs a 'name'", at, "add e.g. 'name: postmerge'")
         options = variant.get("docker_options")
         options = require_mapping(options, at, "'docker_options'") if options is not None else {}
         job = variant.get("job")
         job = check_fields(require_mapping(job, at, "a variant's 'job'"),
-                             dict.fromkeys(VARIANT_JOB_FIELDS, anything), "variant job") if job is not None else {}
+                           dict.fromkeys(VARIANT_JOB_FIELDS, anything), "variant job") if job is not None else {}
         variants.append(Variant(name=string(variant["name"], at), branch=variant.get("branch"),
+                                branch_env=string(variant["branch_env"], at) if "branch_env" in variant else None,
                                 env=env_map(variant.get("env") or {}, at),
                                 values=env_map(variant.get("values") or {}, at),
                                 docker_options=tuple((str(k), v) for k, v in options.items()),
                                 priority=_priority(job.get("priority"), at), omit=_omit(job.get("omit"), at),
-                                pull_request=s.boolean(variant["pull_request"], at) if "pull_request" in variant
+                                pull_request=boolean(variant["pull_request"], at) if "pull_request" in variant
                                 else None,
-                                gate=parse_gate(variant["gate"], at) if "gate" in variant else None))
+                                gate=parse_gate(variant["gate"], at) if "gate" in variant else None,
+                                wrap=parse_wrap(variant["wrap"], at) if "wrap" in variant else None))
     variables = []
     for index, item in enumerate(_list(top.get("variables"), raw, "variables")):
         if not (isinstance(item, list) and len(item) == 2):

@@ -97,7 +97,8 @@ def _preset_data() -> Any:
 def _extended_preset(path: str) -> Inventory:
     """The vLLM preset with a repository's own inventory over it: its templates and families
     replace or add those of the same name, its routes come first, its `default`/`no_gpu`
-    replace the preset's, and its `build:` values are merged (other build keys replace)."""
+    replace the preset's, its `build:` values are merged, its build variants replace the preset's of
+    the same name in place or follow them (other build keys replace)."""
     from pipegen.declarations.yamlio import load_file
 
     preset, own = _preset_data(), load_file(path, DEFAULT_INVENTORY)
@@ -108,10 +109,33 @@ def _extended_preset(path: str) -> Inventory:
             merged[name] = _merge(preset[name], own[name])
     if isinstance(own.get("routes"), list):
         merged["routes"] = _join(own["routes"], preset.get("routes") or [])
-    if isinstance(own.get("build"), dict) and isinstance(own["build"].get("values"), dict):
-        merged["build"] = _merge(preset["build"], own["build"])
-        merged["build"]["values"] = _merge(preset["build"]["values"], own["build"]["values"])
+    build = own.get("build")
+    if isinstance(build, dict):
+        merged["build"] = _merge(preset["build"], build)
+        if isinstance(build.get("values"), dict):
+            merged["build"]["values"] = _merge(preset["build"]["values"], build["values"])
+        if isinstance(build.get("variants"), list):
+            merged["build"]["variants"] = _by_name(preset["build"]["variants"], build["variants"])
     return parse_inventory(merged, f"preset:vllm + {DEFAULT_INVENTORY}")
+
+
+def _by_name(base: Any, over: Any) -> Any:
+    """Two yamlio lists of named items as one: an item of `over` replaces `base`'s of the same name
+    where it stands (a variant keeps its place among the others), the others follow."""
+    names = {item.get("name"): i for i, item in enumerate(over) if isinstance(item, dict)}
+    items, marks, used = [], [], set()
+    for i, item in enumerate(base):
+        j = names.get(item.get("name")) if isinstance(item, dict) else None
+        items.append(base[i] if j is None else over[j])
+        marks.append(base.item_marks[i] if j is None else over.item_marks[j])
+        used.add(j)
+    for j, item in enumerate(over):
+        if j not in used:
+            items.append(item)
+            marks.append(over.item_marks[j])
+    out = type(over)(items)
+    out.file, out.mark, out.item_marks = over.file, over.mark, marks
+    return out
 
 
 def _merge(base: Any, over: Any) -> Any:

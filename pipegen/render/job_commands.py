@@ -3,7 +3,7 @@
 `job_commands` builds the command lines of one job: `cd working_dir`, the
 template's setup (multi-GPU setup only where the job has the GPUs), a banner
 before each command, the command itself; the build context may then rewrite
-them (quotes, build variables: build_context.py). `with_template_fields` adds
+them (quotes, build variables, wrappers around each command: build_context.py). `with_template_fields` adds
 what the template's `job:` section sets (env, retry, timeout, priority,
 artifact_paths, a runner that takes the commands in an environment variable).
 """
@@ -27,11 +27,13 @@ _DELETE = re.compile(r"['\"$`\\]")
 
 def banner(index: int, total: int, command: str, preview: str = "blank") -> str:
     """`echo '+++ ... Command (i/n): <first 80 characters>'`, safe to run whatever the command holds."""
+    return f"echo '+++ :test_tube: Command ({index}/{total}): {preview_text(command, preview)}'"
+
+
+def preview_text(command: str, preview: str = "blank") -> str:
     if preview == "delete":
-        shown = _DELETE.sub("", command[:80])
-    else:
-        shown = _BLANK.sub(" ", command[:80]).strip()
-    return f"echo '+++ :test_tube: Command ({index}/{total}): {shown}'"
+        return _DELETE.sub("", command[:80])
+    return _BLANK.sub(" ", command[:80]).strip()
 
 
 def setup_commands(step: Step, job: Any) -> list[str]:
@@ -52,9 +54,14 @@ def job_commands(step: Step, job: Any, dollars: Dollars, build: BuildContext | N
     if template.wrap and not multi_node:
         inner = " && ".join(cd + commands)
         return setup + [template.wrap.replace("{commands}", shlex.quote(inner))]
-    lines = setup
+    wraps = [w for w in build.wraps if job.vendor not in w.except_vendors]
+    lines = setup + [line for w in wraps for line in w.before]
     for index, command in enumerate(commands, 1):
-        lines += [banner(index, len(commands), command, build.preview), command]
+        wrapped = command
+        for wrap in wraps:  # the build's wrappers, innermost first
+            wrapped = wrap.around(wrapped, index, len(commands), preview_text(command, build.preview))
+        lines += [banner(index, len(commands), command, build.preview), wrapped]
+    lines += [line for w in wraps for line in w.after]
     if build.quotes == "double" and not step.num_nodes:
         lines = [line.replace("'", '"') for line in lines]
     return cd + [build.substitute(line) for line in lines]

@@ -164,3 +164,54 @@ def test_a_blocked_test_waits_for_its_block_and_the_check(tmp_path):
     steps = by_key(assert_valid(result.stdout))
     assert steps["keyed"]["depends_on"] == ["block-keyed", "image-build", "pre-commit"]
     assert steps["block-keyed"].get("depends_on") in (None, [])
+
+
+def test_continue_on_failure_runs_every_command_and_fails_at_the_end(tmp_path):
+    """ci-infra _prepare_commands, as the preset's continue-on-failure wrapper (AMD jobs too)."""
+    steps = jobs(vllm_repo(tmp_path), {"CONTINUE_ON_FAILURE": "1"})
+    commands = steps["keyed"]["commands"]
+    assert commands[commands.index("CI_OVERALL_STATUS=0") + 1:] == [
+        'echo "+++ :test_tube: Command (1/1): pytest a"', "{ pytest a\n} || CI_OVERALL_STATUS=1",
+        "exit $$CI_OVERALL_STATUS"]
+    assert steps["amd-keyed"]["env"]["VLLM_TEST_COMMANDS"].endswith(
+        "CI_OVERALL_STATUS=0 && echo \"+++ :test_tube: Command (1/1): pytest a\" && { pytest a\n} || "
+        "CI_OVERALL_STATUS=1 && exit $$CI_OVERALL_STATUS")
+
+
+def test_a_repository_wraps_every_command_through_its_own_variant(tmp_path):
+    """A `wrap:` in the repository's inventory: given to the preset's `traced` variant, it replaces that
+    variant where it stands (inside CONTINUE_ON_FAILURE's wrapper, as vLLM's generator nests them)."""
+    own = """build:
+  variants:
+    - name: traced
+      branch: main
+      env: {BUILDKITE_PULL_REQUEST: "false"}
+      docker_options: {mount_buildkite_agent: true}
+      wrap:
+        before: ["trace-setup {commit}"]
+        command: "trace-start {index}/{total} {preview_b64}\\n{command}\\ntrace-end $$?"
+        except_vendors: [amd]
+"""
+    repo = vllm_repo(tmp_path, {".buildkite/hardware.yaml": own})
+    main = {"BUILDKITE_BRANCH": "main", "BUILDKITE_PULL_REQUEST": "false", "CONTINUE_ON_FAILURE": "1"}
+    steps = jobs(repo, main)
+    commands = steps["keyed"]["commands"]
+    assert commands[-5:] == ["trace-setup abc", "CI_OVERALL_STATUS=0", 'echo "+++ :test_tube: Command (1/1): pytest a"',
+                             "{ trace-start 1/1 cHl0ZXN0IGE=\npytest a\ntrace-end $$?\n} || CI_OVERALL_STATUS=1",
+                             "exit $$CI_OVERALL_STATUS"]
+    assert "trace-start" not in steps["amd-keyed"]["env"]["VLLM_TEST_COMMANDS"]
+    assert next(iter(steps["keyed"]["plugins"][0].values()))["mount_buildkite_agent"] is True
+    assert "trace-setup" not in str(jobs(repo, {**main, "BUILDKITE_PULL_REQUEST": "1"}))  # no pull request
+
+
+@pytest.mark.parametrize("env, mounted", [
+    ({"BUILDKITE_BRANCH": "main", "BUILDKITE_PULL_REQUEST": "false"}, True),
+    ({"BUILDKITE_BRANCH": "main"}, None),  # the generator traces a build it knows is no pull request's
+    ({"BUILDKITE_BRANCH": "try", "CI_INFRA_OTEL_TREATMENT_BRANCH": "try", "BUILDKITE_SOURCE": "api",
+      "BUILDKITE_PULL_REQUEST": "false"}, True),
+    ({"BUILDKITE_BRANCH": "try", "CI_INFRA_OTEL_TREATMENT_BRANCH": "try", "BUILDKITE_SOURCE": "webhook",
+      "BUILDKITE_PULL_REQUEST": "false"}, None),
+])
+def test_a_traced_build_mounts_the_agent(tmp_path, env, mounted):
+    steps = jobs(vllm_repo(tmp_path), env)
+    assert next(iter(steps["keyed"]["plugins"][0].values())).get("mount_buildkite_agent") is mounted
