@@ -93,6 +93,8 @@ class Step:
     mirror: str | None = None  # "amd" for a vLLM AMD mirror
     block_label: str | None = None  # the prompt of its block step; None: "Run <label>"
     derived_key: bool = False  # vLLM: no `key:` was declared, the key comes from the label
+    block_key: str | None = None  # the key of its block step; None: "block-<key>"
+    prelude: tuple[str, ...] = ()  # lines the job runs first, before `cd` and setup, as written
     # Legacy AMD steps: the pipeline-level tags it is mirrored to.
     mirror_hardwares: tuple[str, ...] = _written("string_list", (), read_by="legacy")
     # pipegen's format: depends_on targets whose failure this step accepts ({step, allow_failure: true}).

@@ -150,13 +150,22 @@ def _expand(
     if hardware is not None:
         return _fan_out(hardware, fields, item, key, group, common)
     device = fields.get("device")
-    if vllm and _is_amd_gpu(device):
+    own = {}
+    if vllm and _is_amd_gpu(device):  # ci-infra: an AMD test of its own runs as its mirrors do
         group = AMD_GROUP
-    steps = [Step(key=key, group=group, device=device, **common)]
+        own = dict(label=f"AMD: {label} ({device})", depends_on=_amd_depends(depends_on), block_key=f"block-amd-{key}",
+                   prelude=(f"export VLLM_TEST_GROUP_NAME={key}",), mount_buildkite_agent=False)
+    steps = [Step(key=key, group=group, device=device, **{**common, **own})]
     mirror = fields.get("mirror")
     if mirror:
         steps.extend(_mirrors(mirror, item, key, common, vllm, warnings))
     return steps
+
+
+def _amd_depends(depends_on: tuple[str, ...]) -> tuple[str, ...]:
+    """vLLM: AMD jobs wait for the AMD image, never the CUDA one."""
+    out = list(dict.fromkeys(AMD_IMAGE_BUILD if d == "image-build" else d for d in depends_on))
+    return tuple(out if AMD_IMAGE_BUILD in out else [AMD_IMAGE_BUILD, *out])
 
 
 def _derived_key(label: str, vllm: bool) -> str:
@@ -216,12 +225,9 @@ def _mirrors(mirror: Any, item: LocDict, key: str, common: dict[str, Any], vllm:
     # vLLM: the mirror's own entries first, then the step's, without repeats.
     deps = list(fields.get("source_file_dependencies", ()))
     deps += [d for d in common["dependencies"] if d not in deps]
-    depends_on = list(fields.get("depends_on", common["depends_on"] if not vllm else ()))
+    depends_on = fields.get("depends_on", common["depends_on"] if not vllm else ())
     if vllm:
-        # vLLM: AMD mirrors wait for the AMD image, never the CUDA one.
-        depends_on = list(dict.fromkeys(AMD_IMAGE_BUILD if d == "image-build" else d for d in depends_on))
-        if AMD_IMAGE_BUILD not in depends_on:
-            depends_on.insert(0, AMD_IMAGE_BUILD)
+        depends_on = _amd_depends(depends_on)
     env = dict(common["env"])
     env.update(fields.get("env", ()))
     label = fields.get("label") or f"AMD: {common['label']} ({device})"

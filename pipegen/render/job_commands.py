@@ -53,7 +53,7 @@ def job_commands(step: Step, job: Any, dollars: Dollars, build: BuildContext | N
     setup = setup_commands(step, job)
     if template.wrap and not multi_node:
         inner = " && ".join(cd + commands)
-        return setup + [template.wrap.replace("{commands}", shlex.quote(inner))]
+        return list(step.prelude) + setup + [template.wrap.replace("{commands}", shlex.quote(inner))]
     wraps = [w for w in build.wraps if job.vendor not in w.except_vendors]
     lines = setup + [line for w in wraps for line in w.before]
     for index, command in enumerate(commands, 1):
@@ -64,7 +64,7 @@ def job_commands(step: Step, job: Any, dollars: Dollars, build: BuildContext | N
     lines += [line for w in wraps for line in w.after]
     if build.quotes == "double" and not step.num_nodes:
         lines = [line.replace("'", '"') for line in lines]
-    return cd + [build.substitute(line) for line in lines]
+    return list(step.prelude) + cd + [build.substitute(line) for line in lines]
 
 
 def with_template_fields(item: dict[str, Any], step: Step, job: Any) -> dict[str, Any]:

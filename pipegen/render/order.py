@@ -33,8 +33,9 @@ def page_order(steps: Sequence[Step], order: str) -> list[Step]:
         origin = by_key.get(step.origin) if step.origin else None
         if origin is not None:  # an AMD mirror: where its declared step is
             return origin.group, origin.label
-        if step.group == AMD_GROUP:
-            return file_groups.get(step.location.file, step.group), step.label
+        if step.group == AMD_GROUP:  # an AMD test of its own: sorted by its label as declared
+            declared = step.label.removeprefix("AMD: ").removesuffix(f" ({step.device})")
+            return file_groups.get(step.location.file, step.group), declared
         return step.group, step.label
 
     walked: dict[str, int] = {}

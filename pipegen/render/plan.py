@@ -111,7 +111,7 @@ def _group(decl: Declarations, selection: Selection, placed: Sequence[Any], show
     dollars = Dollars(decl.settings.interpolate)
     keys = key_map(decl.steps)
     used = set(keys.values())
-    block_keys = {s.key: unique_key(valid_key(BLOCK_PREFIX + keys[s.key]), used) for s in decl.steps}
+    block_keys = {s.key: unique_key(valid_key(s.block_key or BLOCK_PREFIX + keys[s.key]), used) for s in decl.steps}
     jobs_by_key = {job.step.key: job for job in placed}
     decisions = {d.step.key: d for d in selection.decisions}
     entries: list[dict[str, Any]] = []

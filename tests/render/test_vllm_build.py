@@ -215,3 +215,18 @@ def test_a_repository_wraps_every_command_through_its_own_variant(tmp_path):
 def test_a_traced_build_mounts_the_agent(tmp_path, env, mounted):
     steps = jobs(vllm_repo(tmp_path), env)
     assert next(iter(steps["keyed"]["plugins"][0].values())).get("mount_buildkite_agent") is mounted
+
+
+def test_an_amd_test_of_its_own_runs_as_a_mirror_does(tmp_path):
+    """ci-infra: a step whose device is an AMD GPU goes to the AMD group, labelled with its device,
+    exports its group name first, waits for the AMD image, and is blocked by `block-amd-<key>`."""
+    repo = vllm_repo(tmp_path, {".buildkite/jobs/amd.yaml": "group: Own\ndepends_on: [image-build]\nsteps:\n"
+                                "- {label: Own AMD, key: own-amd, device: mi300_1, commands: [pytest o],"
+                                " source_file_dependencies: [src/amd/]}\n"})
+    steps = jobs(repo, files="src/x.py\n")
+    own = steps["own-amd"]
+    assert own["label"] == "AMD: Own AMD (mi300_1)" and own["agents"] == {"queue": "amd_mi300_1"}
+    assert own["env"]["VLLM_TEST_COMMANDS"].startswith("export VLLM_TEST_GROUP_NAME=own-amd && cd /vllm-workspace/tests")
+    assert sorted(own["depends_on"]) == ["block-amd-own-amd", "image-build-amd"]
+    assert steps["block-amd-own-amd"]["block"] == "Run AMD: Own AMD (mi300_1)"
+    assert "block-own-amd" not in steps
