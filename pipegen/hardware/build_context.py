@@ -35,6 +35,8 @@ from typing import Any, Mapping
 
 from pipegen.errors import UsageError
 from pipegen.hardware.build_gate import Gate, parse_gate
+from pipegen.hardware.build_keyed import Keyed, parse_keyed
+from pipegen.hardware.build_keyed import filled as keyed_fields
 from pipegen.hardware.build_wrap import Wrap, filled, parse_wrap
 
 _PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][\w.]*)\}")
@@ -73,6 +75,8 @@ class BuildSpec:
     branch_pattern: str | None = None
     quotes: str | None = None  # "double": ' -> "
     preview: str = "blank"  # "blank" | "delete"
+    environment: tuple[tuple[str, str], ...] = ()  # build variables read as {env.NAME}, with their defaults
+    keys: tuple[tuple[str, Keyed], ...] = ()  # job fields of the step with a declared key (build_keyed.py)
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,7 @@ class BuildContext:
     priority: int | None = None
     omit: tuple[str, ...] = ()
     gate: Gate | None = None  # its {value}s filled
+    keyed: Mapping[str, tuple[dict[str, str], int | None]] = dataclasses.field(default_factory=dict)  # key -> env, timeout
     wraps: tuple[Wrap, ...] = ()  # innermost first, their {value}s filled
 
     def fill(self, value: Any) -> Any:
@@ -135,6 +140,7 @@ def resolve(spec: BuildSpec | None, info: BuildInfo, given: tuple[tuple[str, str
     raw = dict(spec.values)
     raw.update(given)
     raw.update(branch=info.branch, commit=info.commit, pull_request=info.pull_request)
+    raw.update((f"env.{name}", info.env.get(name, default)) for name, default in spec.environment)
     variants = [v for v in spec.variants if v.matches(info)]
     options: dict[str, Any] = {}
     priority, omit, gate = None, [], None
@@ -152,7 +158,8 @@ def resolve(spec: BuildSpec | None, info: BuildInfo, given: tuple[tuple[str, str
         context = dataclasses.replace(context, gate=Gate(**{f.name: context.fill(getattr(gate, f.name))
                                                             for f in dataclasses.fields(Gate)}))
     wraps = tuple(filled(v.wrap, context.fill) for v in variants if v.wrap is not None)
-    context = dataclasses.replace(context, wraps=wraps)
+    keyed = {key: keyed_fields(item, context.fill, key) for key, item in spec.keys}
+    context = dataclasses.replace(context, wraps=wraps, keyed=keyed)
     variables = []
     in_force = all(values.get(k) == v for k, v in spec.variables_when)
     for name, template in spec.variables if in_force else ():
@@ -175,7 +182,8 @@ def _expand(raw: dict[str, str]) -> dict[str, str]:
 
 # --------------------------------------------------------------------------- reading the section
 
-BUILD_FIELDS = ("values", "variants", "variables", "variables_when", "branch_pattern", "quotes", "preview")
+BUILD_FIELDS = ("values", "variants", "variables", "variables_when", "branch_pattern", "quotes", "preview",
+                "environment", "keys")
 VARIANT_FIELDS = ("name", "branch", "branch_env", "env", "values", "docker_options", "job", "pull_request", "gate",
                   "wrap")
 VARIANT_JOB_FIELDS = ("priority", "omit")
@@ -221,8 +229,9 @@ def parse_build(raw: Any, where: Any) -> BuildSpec:
         raise DeclarationError("build 'quotes' may be 'double', 'preview' 'blank' or 'delete'", where)
     return BuildSpec(values=env_map(top.get("values") or {}, where), variants=tuple(variants),
                      variables=tuple(variables), variables_when=env_map(top.get("variables_when") or {}, where),
-                     branch_pattern=top.get("branch_pattern"), quotes=quotes,
-                     preview=preview)
+                     branch_pattern=top.get("branch_pattern"), quotes=quotes, preview=preview,
+                     environment=env_map(top.get("environment") or {}, where),
+                     keys=parse_keyed(raw["keys"], raw.loc("keys")) if "keys" in top else ())
 
 
 def _priority(value: Any, where: Any) -> int | None:
@@ -279,6 +288,7 @@ def apply(inventory: Any, context: BuildContext) -> Any:
         return done[id(t)]
 
     families = tuple(dataclasses.replace(f, queues=tuple((n, context.fill(q)) for n, q in f.queues),
-                                         agents=context.fill(f.agents), template=template(f.template))
+                                         agents=context.fill(f.agents), template=template(f.template),
+                                         native=template(f.native) if f.native else None)
                      for f in inventory.families)
     return dataclasses.replace(inventory, families=families)

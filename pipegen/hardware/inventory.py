@@ -164,7 +164,7 @@ INVENTORY_FIELDS: dict[str, Checker] = {
 ROUTE_FIELDS: dict[str, Checker] = {"label": string, "key": string, "family": string}
 FAMILY_FIELDS: dict[str, Checker] = {
     "vendor": anything, "arch": _optional_string, "queue": string, "queues": anything,
-    "template": anything, "agents": tag_map, "description": anything,
+    "template": anything, "agents": tag_map, "description": anything, "native": string,
 }
 TEMPLATE_FIELDS: dict[str, Checker] = {
     "kind": anything, "plugin": _optional_string, "image": _optional_string, "gpus": _optional_string,
@@ -252,6 +252,10 @@ def _family(name: str, raw: Any, where: Location, templates: Mapping[str, Templa
                                    "known templates: " + ", ".join(sorted(templates)))
     else:
         template = _template(name, template_raw, raw.loc("template"))
+    native = templates.get(item["native"]) if "native" in item else None
+    if "native" in item and native is None:
+        raise DeclarationError(f"family '{name}' uses unknown template '{item['native']}'", raw.loc("native"),
+                               "known templates: " + ", ".join(sorted(templates)))
     return Family(
         name=name,
         vendor=vendor,
@@ -260,6 +264,7 @@ def _family(name: str, raw: Any, where: Location, templates: Mapping[str, Templa
         arch=item.get("arch"),
         agents=item.get("agents", ()),
         location=where,
+        native=native,
     )
 
 

@@ -109,6 +109,7 @@ class Family:
     arch: str | None = None
     agents: tuple[tuple[str, str], ...] = ()  # extra agent tags besides the queue
     location: Location | None = None
+    native: Template | None = None  # the template of its steps with `dind: false` (vLLM's native AMD jobs)
 
     @property
     def queue_map(self) -> dict[int, str]:
@@ -192,6 +193,8 @@ class Job:
 
     @property
     def template(self) -> Template:
+        if self.family.native is not None and not self.step.dind:
+            return self.family.native
         return self.family.template
 
     @property

@@ -84,13 +84,18 @@ def command_item(step: Step, job: Any, key: str, depends: list[str], dollars: Do
         "job": job,
         "step": step,
     }
-    return _with_build(with_template_fields(item, step, job), build)
+    return _with_build(with_template_fields(item, step, job), step, build)
 
 
-def _with_build(item: dict[str, Any], build: Any) -> dict[str, Any]:
-    """What the build's variants set on every job: a priority where none is set, fields dropped."""
+def _with_build(item: dict[str, Any], step: Step, build: Any) -> dict[str, Any]:
+    """What the build sets on its jobs: the fields of a step's declared key, a priority where none is
+    set, fields dropped."""
     if build is None:
         return item
+    if step.key in build.keyed and not step.derived_key:
+        env, timeout = build.keyed[step.key]
+        item["env"] = {**item["env"], **env}
+        item["timeout_in_minutes"] = timeout if timeout is not None else item["timeout_in_minutes"]
     if build.priority is not None:
         item["fields"].setdefault("priority", build.priority)
     for name in build.omit:
@@ -125,9 +130,20 @@ def _plugins(plugins: Any) -> list[Any]:
     return list(plugins or ())
 
 
+def _gpus(value: Any, gpus: str) -> Any:
+    """`{gpus}` in the pod spec's strings is the job's GPU count (vLLM's native AMD pods ask for it as text)."""
+    if isinstance(value, str):
+        return value.replace("{gpus}", gpus)
+    if isinstance(value, dict):
+        return {k: _gpus(v, gpus) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_gpus(v, gpus) for v in value]
+    return value
+
+
 def _pod_spec(template: Any, job: Any) -> Any:
     """The family's podSpec with the job's GPU count in the first container's limits."""
-    spec = plain(template.pod_spec)  # this job's own copy
+    spec = _gpus(plain(template.pod_spec), str(job.gpus))  # this job's own copy
     containers = spec.get("containers") if isinstance(spec, dict) else None
     first = containers[0] if isinstance(containers, list) and containers else None
     if not isinstance(first, dict):

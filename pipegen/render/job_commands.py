@@ -75,7 +75,8 @@ def with_template_fields(item: dict[str, Any], step: Step, job: Any) -> dict[str
         item["env"] = {**item["env"], **{k: v.replace("{gpus}", gpus) for k, v in fields.env}}
         item["env"][fields.commands_env] = " && ".join(item["commands"])
         item["commands"] = [fields.runner]
-        item["plugin"] = None
+        if job.template.kind == "plain":  # the runner is the job (a kubernetes pod still runs it: vLLM's native AMD)
+            item["plugin"] = None
     elif fields.runner:  # no_plugin: the commands run as they are, on the agent
         item["commands"] = [" && ".join(item["commands"])]
     else:

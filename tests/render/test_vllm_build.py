@@ -230,3 +230,36 @@ def test_an_amd_test_of_its_own_runs_as_a_mirror_does(tmp_path):
     assert sorted(own["depends_on"]) == ["block-amd-own-amd", "image-build-amd"]
     assert steps["block-amd-own-amd"]["block"] == "Run AMD: Own AMD (mi300_1)"
     assert "block-own-amd" not in steps
+
+
+def test_a_native_amd_job_runs_in_its_agents_pod(tmp_path):
+    """ci-infra amd.py: `dind: false` patches the agent's pod (the GPUs as text, the runner's native env)."""
+    repo = vllm_repo(tmp_path, {".buildkite/jobs/amd.yaml": "group: Own\nsteps:\n"
+                                "- {label: Native, key: native, device: mi325_2, dind: false, commands: [pytest n],"
+                                " source_file_dependencies: [src/]}\n"})
+    native = jobs(repo)["native"]
+    patch = native["plugins"][0]["kubernetes"]["podSpecPatch"]
+    container = patch["containers"][0]
+    assert container["image"] == "rocm/vllm-dev:ci_base-build-$BUILDKITE_BUILD_ID"
+    assert container["resources"] == {"limits": {"amd.com/gpu": "2"}, "requests": {"amd.com/gpu": "2"}}
+    assert {"name": "VLLM_CI_EXPECTED_GPU_COUNT", "value": "2"} in container["env"]
+    assert native["commands"] == ["bash .buildkite/scripts/hardware_ci/run-amd-test.sh"]
+    assert native["env"]["AMD_CI_RUNTIME"] == "native" and "DOCKER_IMAGE_NAME" not in native["env"]
+    assert native["agents"] == {"queue": "amd_mi325_2"} and native["priority"] == 200
+    assert "plugins" not in jobs(repo)["amd-keyed"]  # docker-in-docker AMD jobs keep the plain runner
+
+
+@pytest.mark.parametrize("env, timeout, skip", [({}, 540, "0"), ({"ROCM_BASE_REFRESH_SKIP": "1"}, 15, "1"),
+                                                ({"ROCM_BASE_REFRESH_SKIP": "yes"}, 540, "yes"),
+                                                ({"SKIP_TIMEOUT": "1"}, None, "0")])
+def test_the_rocm_base_refresh_step(tmp_path, env, timeout, skip):
+    """ci-infra amd.py: the step keyed refresh-rocm-base-amd gets its controls in its env and 9 hours
+    (15 minutes when skipped), past the AMD CPU jobs' 3-hour cap; a label-derived key does not."""
+    refresh = ("group: Base\nsteps:\n- {label: Refresh, key: refresh-rocm-base-amd, device: amd_cpu, no_plugin: true,"
+               " commands: [refresh.sh], timeout_in_minutes: 60}\n- {label: refresh-rocm-base-amd x, device: amd_cpu,"
+               " no_plugin: true, commands: [x]}\n")
+    steps = jobs(vllm_repo(tmp_path, {".buildkite/jobs/base.yaml": refresh}), env)
+    step = steps["refresh-rocm-base-amd"]
+    assert step.get("timeout_in_minutes") == timeout
+    assert step["env"] == {"ROCM_BASE_REFRESH_SKIP": skip, "ROCM_BASE_REFRESH_FORCE": "0"}
+    assert "env" not in steps["refresh-rocm-base-amd-x"]

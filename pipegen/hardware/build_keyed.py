@@ -1,0 +1,52 @@
+"""Job fields a build gives the step with one declared key. Data.
+
+    build:
+      environment: {REFRESH_SKIP: "0"}      # {env.REFRESH_SKIP}: the build's variable, or this default
+      values: {refresh_timeout: "540"}
+      variants: [{name: refresh-skip, env: {REFRESH_SKIP: "1"}, values: {refresh_timeout: "15"}}]
+      keys:
+        refresh-base:                       # the step declared with `key: refresh-base`
+          env: {REFRESH_SKIP: "{env.REFRESH_SKIP}"}
+          timeout_in_minutes: "{refresh_timeout}"
+
+`env` is added to the job's, `timeout_in_minutes` replaces its timeout (its template's cap too).
+vLLM's generator treats its `refresh-rocm-base-amd` step so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+KEYED_FIELDS = ("env", "timeout_in_minutes")
+
+
+@dataclass(frozen=True)
+class Keyed:
+    env: tuple[tuple[str, str], ...] = ()
+    timeout_in_minutes: str | None = None  # text until the build's values fill it
+
+
+def parse_keyed(raw: Any, where: Any) -> tuple[tuple[str, Keyed], ...]:
+    from pipegen.declarations import fields as s
+
+    out = []
+    for key, item in s.require_mapping(raw, where, "build 'keys'").items():
+        at = raw.loc(key)
+        fields = s.check_fields(s.require_mapping(item, at, f"build key '{key}'"),
+                                dict.fromkeys(KEYED_FIELDS, s.anything), "build key")
+        timeout = fields.get("timeout_in_minutes")
+        out.append((str(key), Keyed(env=s.env_map(fields.get("env") or {}, at),
+                                    timeout_in_minutes=None if timeout is None else str(timeout))))
+    return tuple(out)
+
+
+def filled(keyed: Keyed, fill: Any, where: str) -> tuple[dict[str, str], int | None]:
+    """The job's env and timeout for one build; a timeout that is no whole number is a usage error."""
+    from pipegen.errors import UsageError
+
+    timeout = None if keyed.timeout_in_minutes is None else fill(keyed.timeout_in_minutes)
+    if timeout is not None and not timeout.isdigit():
+        raise UsageError(f"build key '{where}': timeout_in_minutes is {timeout!r}, not a whole number",
+                         fix="give the value it names a number of minutes")
+    return {k: fill(v) for k, v in keyed.env}, None if timeout is None else int(timeout)
