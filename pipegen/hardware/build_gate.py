@@ -34,11 +34,11 @@ class Gate:
 
 
 def parse_gate(raw: Any, where: Any) -> Gate:
-    from pipegen.declarations import fields as s
+    from pipegen.declarations.fields import check_fields, require_mapping, string
     from pipegen.errors import DeclarationError
 
-    fields = s.check_fields(s.require_mapping(raw, where, "a variant's 'gate'"),
-                            dict.fromkeys(GATE_FIELDS, s.string), "gate")
+    fields = check_fields(require_mapping(raw, where, "a variant's 'gate'"),
+                            dict.fromkeys(GATE_FIELDS, string), "gate")
     missing = [name for name in GATE_FIELDS if not fields.get(name)]
     if missing:
         raise DeclarationError(f"a gate needs {', '.join(missing)}", where,

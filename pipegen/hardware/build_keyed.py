@@ -28,15 +28,15 @@ class Keyed:
 
 
 def parse_keyed(raw: Any, where: Any) -> tuple[tuple[str, Keyed], ...]:
-    from pipegen.declarations import fields as s
+    from pipegen.declarations.fields import anything, check_fields, env_map, require_mapping
 
     out = []
-    for key, item in s.require_mapping(raw, where, "build 'keys'").items():
+    for key, item in require_mapping(raw, where, "build 'keys'").items():
         at = raw.loc(key)
-        fields = s.check_fields(s.require_mapping(item, at, f"build key '{key}'"),
-                                dict.fromkeys(KEYED_FIELDS, s.anything), "build key")
+        fields = check_fields(require_mapping(item, at, f"build key '{key}'"),
+                                dict.fromkeys(KEYED_FIELDS, anything), "build key")
         timeout = fields.get("timeout_in_minutes")
-        out.append((str(key), Keyed(env=s.env_map(fields.get("env") or {}, at),
+        out.append((str(key), Keyed(env=env_map(fields.get("env") or {}, at),
                                     timeout_in_minutes=None if timeout is None else str(timeout))))
     return tuple(out)
 

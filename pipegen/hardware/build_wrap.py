@@ -40,11 +40,11 @@ class Wrap:
 
 
 def parse_wrap(raw: Any, where: Any) -> Wrap:
-    from pipegen.declarations import fields as s
+    from pipegen.declarations.fields import check_fields, require_mapping, string, string_list
     from pipegen.errors import DeclarationError
 
-    checkers = {"before": s.string_list, "command": s.string, "after": s.string_list, "except_vendors": s.string_list}
-    fields = s.check_fields(s.require_mapping(raw, where, "a variant's 'wrap'"), checkers, "wrap")
+    checkers = {"before": string_list, "command": string, "after": string_list, "except_vendors": string_list}
+    fields = check_fields(require_mapping(raw, where, "a variant's 'wrap'"), checkers, "wrap")
     if "{command}" not in fields.get("command", "{command}"):
         raise DeclarationError("a wrap's 'command' must hold {command}", where,
                                "write e.g. 'command: \"time {command}\"'")

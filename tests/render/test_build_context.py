@@ -151,7 +151,7 @@ def test_vllm_mount_buildkite_agent_a_step_field_and_the_benchmarks_label(tmp_pa
         "group: G\nsteps:\n- label: AMD image\n  key: image-build-amd\n  no_plugin: true\n  commands: [build]\n"
         + step.format(label="Benchmarks", key="bench") + step.format(label="Plain", key="plain")
         + step.format(label="Own", key="own") + "  mount_buildkite_agent: true\n  mirror: {amd: {device: mi325_1}}\n")
-    result = render(tmp_path, files="src/x.py\n", env={"BUILDKITE_BRANCH": branch})
+    result = render(tmp_path, files="src/x.py\n", env={"BUILDKITE_BRANCH": branch, "BUILDKITE_PULL_REQUEST": "false"})
     assert result.exit_code == 0 and "mount_buildkite_agent" not in result.stderr, result.stderr
     jobs = by_key(assert_valid(result.stdout))
     mounted = {key: next(iter(job["plugins"][0].values())).get("mount_buildkite_agent") for key, job in jobs.items()

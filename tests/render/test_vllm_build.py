@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import write_files
-from tests.render.test_render import all_steps, assert_valid, by_key, render
+from tests.helpers import all_steps, assert_valid, by_key, render, render_repo, write_files
 
 CONFIG = "name: vllm_ci\njob_dirs: [.buildkite/jobs]\n"
 IMAGES = """\
@@ -98,9 +97,7 @@ def test_an_empty_key_list_variable_is_refused(tmp_path):
 
 
 def test_own_format_explicit_keys_still_take_derived_keys(tmp_path):
-    from tests.render.test_render import make_repo
-
-    repo = make_repo(tmp_path, "steps:\n  - {label: Unit Tests, hardware: [cpu], commands: [pytest]}\n")
+    repo = render_repo(tmp_path, "steps:\n  - {label: Unit Tests, hardware: [cpu], commands: [pytest]}\n")
     result = render(repo, files="", env={"PIPEGEN_ONLY_STEP_KEYS": '["unit-tests"]'})
     assert result.exit_code == 0, result.stderr
     assert [s["key"] for s in all_steps(assert_valid(result.stdout))] == ["unit-tests"]
@@ -126,9 +123,7 @@ def test_the_page_is_sorted_as_the_generator_sorts(tmp_path):
 
 
 def test_own_format_keeps_the_declared_order(tmp_path):
-    from tests.render.test_render import make_repo
-
-    repo = make_repo(tmp_path, "group: Zeta\nsteps:\n  - {label: B, key: b, hardware: [cpu], commands: [x]}\n"
+    repo = render_repo(tmp_path, "group: Zeta\nsteps:\n  - {label: B, key: b, hardware: [cpu], commands: [x]}\n"
                                "  - {label: A, key: a, hardware: [cpu], commands: [x], group: Alpha}\n")
     result = render(repo, "--all", files="")
     assert [(e.get("group"), [s["key"] for s in e["steps"]]) for e in assert_valid(result.stdout)["steps"]] == \
