@@ -14,7 +14,6 @@ from typing import Any
 from pipegen.model import Step
 from pipegen.buildkite.dollars import Dollars
 from pipegen.buildkite.limits import SKIP_MAX
-from pipegen.hardware.template_fields import plain
 from pipegen.render.job_commands import job_commands, with_template_fields
 
 LOST_AGENT = {"exit_status": -1, "limit": 1}
@@ -131,9 +130,10 @@ def _plugins(plugins: Any) -> list[Any]:
 
 
 def _gpus(value: Any, gpus: str) -> Any:
-    """`{gpus}` in the pod spec's strings is the job's GPU count (vLLM's native AMD pods ask for it as text)."""
+    """A deep copy of plain data with `{gpus}` in its strings the job's GPU count (vLLM's native AMD
+    pods ask for it as text)."""
     if isinstance(value, str):
-        return value.replace("{gpus}", gpus)
+        return value.replace("{gpus}", gpus) if "{" in value else value
     if isinstance(value, dict):
         return {k: _gpus(v, gpus) for k, v in value.items()}
     if isinstance(value, list):
@@ -143,7 +143,7 @@ def _gpus(value: Any, gpus: str) -> Any:
 
 def _pod_spec(template: Any, job: Any) -> Any:
     """The family's podSpec with the job's GPU count in the first container's limits."""
-    spec = _gpus(plain(template.pod_spec), str(job.gpus))  # this job's own copy
+    spec = _gpus(template.pod_spec, str(job.gpus))  # this job's own copy
     containers = spec.get("containers") if isinstance(spec, dict) else None
     first = containers[0] if isinstance(containers, list) and containers else None
     if not isinstance(first, dict):
