@@ -17,6 +17,7 @@ from pipegen.check import coverage
 from pipegen.check.file_index import FileIndex
 from pipegen.check.findings import LOAD_ERRORS, Finding, Report, strict
 from pipegen.check.import_graph import ImportGraph, ModuleFiles, SpecReader
+from pipegen.check.upload_text import upload_text_findings
 from pipegen.model import Declarations, Step
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ def check(decl: Declarations, inputs: Inputs, *, orphans: bool = False, strict_m
     if inputs.amd is not None:
         found += platform.drift_findings(decl, inputs.amd)
     found += platform.limit_findings(decl, config)
-    found += platform.dollar_findings(decl)
+    found += upload_text_findings(decl)
     if orphans:
         found += entries.orphan_findings(decl, index, covers.values(), run_all)
     # A hardware fan-out's targets share one declaration: report its findings once.

@@ -32,6 +32,8 @@ CODES = {
     "upload-limit": "the worst-case pipeline exceeds one upload",
     "invalid-key": "a key Buildkite rejects",
     "escaped-dollar": "a '$$' pipegen would escape again",
+    "undeliverable-text": "a string the agent would not get as declared, or on which the upload fails",
+    "variable-not-expanded": "a '$VAR' that nothing expands after the upload",
     "orphan": "a tracked source file no step depends on",
 }
 # Warnings of the loader that `check` reports as errors: what they name runs nothing of what was meant.

@@ -133,29 +133,3 @@ def key_problem(key: str) -> str:
     if UUID_KEY.match(key):
         return "looks like a UUID, which Buildkite reserves for step ids"
     return "starts or ends with '-'" if key else "is empty"
-
-
-def dollar_findings(decl: Declarations) -> list[Finding]:
-    """escaped-dollar: a `$$` copied from a hand-written pipeline.yml, where it is Buildkite's escape for
-    `$`. pipegen escapes every `$` itself (but `interpolate:`'s), so the job would get `$$`: the
-    shell's process id, or a regex's `$` twice."""
-    if "*" in decl.settings.interpolate:  # vLLM's files are Buildkite syntax: `$$` is right there
-        return []
-    out = []
-    for step in decl.steps:
-        texts = [step.label, *step.commands, *(v for _, v in step.env), *_strings([v for _, v in step.buildkite])]
-        if any("$$" in text for text in texts):
-            key = step.origin or step.key  # a fan-out's targets share the declaration: one finding
-            out.append(Finding("escaped-dollar", "warning", step.location,
-                               f"step '{key}' has '$$', which pipegen renders as '$$$$': the job gets '$$'",
-                               "write '$' once: pipegen escapes it for Buildkite (a pipeline.yml's '$$' means '$')",
-                               key))
-    return out
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        value = [*value, *value.values()]
-    return [s for item in value for s in _strings(item)] if isinstance(value, list) else []

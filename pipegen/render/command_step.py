@@ -12,7 +12,7 @@ import dataclasses
 from typing import Any
 
 from pipegen.model import Step
-from pipegen.buildkite.dollars import Dollars
+from pipegen.buildkite.dollars import Dollars, Undeliverable
 from pipegen.buildkite.limits import SKIP_MAX
 from pipegen.render.job_commands import job_commands, with_template_fields
 
@@ -23,7 +23,10 @@ OWN_PLACE = ("plugins", "skip")
 
 
 def skip_text(reason: str, dollars: Dollars) -> str:
-    text = dollars(reason.replace("\n", " ")) or "not selected"
+    try:
+        text = dollars(reason.replace("\n", " ")) or "not selected"
+    except Undeliverable:  # pipegen's own words about a path no escaping delivers
+        text = "not selected"
     if len(text) > SKIP_MAX:
         text = text[: SKIP_MAX - 3]
         trailing = len(text) - len(text.rstrip("$"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from pipegen.buildkite.dollars import Dollars
+from pipegen.buildkite.dollars import Dollars, deliverable
 from pipegen.buildkite.keys import BLOCK_PREFIX, key_map, unique_key, valid_key
 from pipegen.buildkite.limits import JOB_LIMIT, command_jobs
 from pipegen.errors import OutputError, UsageError
@@ -125,6 +125,7 @@ def _group(decl: Declarations, selection: Selection, placed: Sequence[Any], show
         rows.append(Row(step, keys[step.key], job.hardware, job.queue or "", state, reason))
         if state not in PRESENT:
             continue
+        deliverable(step, dollars)
         depends = [_depends_item(step, t, keys.get(t, t)) for t in step.depends_on
                    if shown.get(t) in PRESENT or t in decl.settings.external_steps]
         items = []

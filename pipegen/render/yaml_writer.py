@@ -1,12 +1,12 @@
-"""YAML output that Buildkite takes exactly as meant: safe scalars, `$` doubling, valid keys.
+"""YAML output that Buildkite takes exactly as meant: safe scalars, `$` escaped, valid keys.
 
 Why it exists: no user string reaches the YAML raw. Every value a template
 prints goes out through `scalar()` (a JSON-style double-quoted YAML string,
 or a plain word that reads back as the same string), `flow()` or `block()`
 unless it is explicitly marked `Safe`. A `$` in user text (labels, commands,
-env, working_dir, group names) is doubled by `Dollars` so that it reaches the
-job's shell as written, except variables listed in the config's
-`interpolate:`; vLLM's files are written in Buildkite's syntax already (they
+env, working_dir, group names) is escaped by `Dollars` (buildkite/dollars.py)
+so that it reaches the job's shell as written, except variables listed in the
+config's `interpolate:`; vLLM's files are written in Buildkite's syntax already (they
 spell `$$VAR`), so the vLLM preset's `interpolate: ["*"]` leaves every `$` as
 it is. And every step key is made one Buildkite accepts (`valid_key`), unique
 in the pipeline (`key_map`, `unique_key`).

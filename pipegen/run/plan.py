@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Sequence
 
-from pipegen.buildkite.dollars import Dollars, uploaded
+from pipegen.buildkite.dollars import Dollars, deliverable, uploaded
 from pipegen.buildkite.keys import declared_keys
 from pipegen.buildkite.workdir import map_workdir
 from pipegen.errors import DeclarationError, UsageError, suggest
@@ -219,6 +219,7 @@ def plan_runs(decl: Declarations, candidates: Sequence[Candidates], machine: Mac
                 continue
             if any(run.step.key == step.key for run in runs):
                 break  # named twice (`--step qr --step qr-h100`): one run, one log
+            deliverable(step, dollars)  # as render refuses it: the agent would run something else
             minutes = step.timeout_in_minutes
             runs.append(Planned(
                 step=step,

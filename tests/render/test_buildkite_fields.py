@@ -10,6 +10,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pipegen.buildkite.interpolation import interpolate
 from pipegen.buildkite.matrix import combinations, size
 from pipegen.buildkite.step_fields import ALIASES, field_names, field_schemas
 from tests.render.schema_values import values
@@ -35,9 +36,9 @@ def rendered_step(tmp_path, fields: dict, *args: str) -> dict:
 
 
 def uploaded(value):
-    """What Buildkite reads after upload: `$$` is its escape for `$`."""
+    """What Buildkite reads after upload (its interpolation, no variables set)."""
     if isinstance(value, str):
-        return value.replace("$$", "$")
+        return interpolate(value, {})
     if isinstance(value, dict):
         return {uploaded(k): uploaded(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -192,7 +193,12 @@ def _field_values():
 
 
 def _small(fields: dict) -> bool:
-    return "matrix" not in fields or size(fields["matrix"]) <= 50
+    """Not too many matrix jobs, and no string that no escaping delivers (a backslash before a `$`:
+    test_upload_interpolation.py shows its refusal)."""
+    from pipegen.buildkite.dollars import Dollars, strings
+
+    return ("matrix" not in fields or size(fields["matrix"]) <= 50) and \
+        not any(Dollars().problem(text) for text in strings(fields))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))

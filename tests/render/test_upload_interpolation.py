@@ -1,0 +1,196 @@
+"""`$` reaches the job exactly as declared, through Buildkite's upload interpolation.
+
+The model (buildkite/interpolation.py) is checked against the rules buildkite/interpolate
+documents and its parser's tests state; render's escaping is then checked against the model,
+for random strings and through the CLI as a subprocess on a real repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipegen.buildkite.dollars import Dollars, Undeliverable
+from pipegen.buildkite.interpolation import InterpolationError, interpolate, unescaped, variables
+
+from ..helpers import git_repo
+
+ENV = {"HOME": "/home/agent", "GROUP": "gpu tests", "EMPTY": "", "COMMIT": "0123456789abcdef", "é": "accent"}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("$HOME", "/home/agent"), ("${HOME}", "/home/agent"), ("a$HOME.b", "a/home/agent.b"),
+    ("$UNSET|${UNSET}", "|"),  # unset is empty
+    ("$$HOME", "$HOME"), ("\\$HOME", "$HOME"), ("$${HOME}", "${HOME}"), ("\\${HOME}", "${HOME}"),
+    ("$$", "$"), ("\\$", "$"), ("$", "$"), ("a $ b", "a $ b"), ("$1 $_X $-", "$1 $_X $-"),  # not a name
+    ("$(date)", "$(date)"), ("\\\\", "\\\\"), ("\\\\$HOME", "\\\\/home/agent"), ("\\x", "\\x"), ("x\\", "x\\"),
+    ("${EMPTY:-d}|${UNSET:-d}|${HOME:-d}", "d|d|/home/agent"),
+    ("${EMPTY-d}|${UNSET-d}|${HOME-d}", "|d|/home/agent"),
+    ("${UNSET:-${HOME:-x}!}", "/home/agent!"), ("${UNSET:-a$$b}", "a$b"), ("${UNSET:-}", ""),
+    ("${COMMIT:0:7}", "0123456"), ("${COMMIT:10}", "abcdef"), ("${COMMIT: -3}", "def"),
+    ("${COMMIT: -3:2}", "de"), ("${COMMIT:2:-2}", "23456789abcd"), ("${COMMIT:99}", ""), ("${COMMIT: -99:2}", "01"),
+    ("${HOME?must be set}", "/home/agent"), ("$é", "accent"),
+    ("$${group#* }", "${group#* }"),  # an escaped brace is text, whatever is inside it
+])
+def test_the_model_follows_buildkites_documented_expansions(text, expected):
+    assert interpolate(text, ENV) == expected
+
+
+@pytest.mark.parametrize("text, says", [
+    ("${group#* }", "got '#'"), ("${HOME:?x}", "offset"), ("${1}", "letter"), ("${}", "letter"),
+    ("${HOME:-x", "close"), ("${HOME", "operator"), ("${HOME:x}", "offset"), ("${HOME:1:y}", "length"),
+    ("${UNSET?is required}", "$UNSET: is required"), ("${UNSET?}", "$UNSET: not set"),
+])
+def test_what_makes_the_upload_fail(text, says):
+    with pytest.raises(InterpolationError, match=re.escape(says)):
+        interpolate(text, ENV)
+
+
+def test_the_variables_a_text_expands_and_what_run_gives_the_shell():
+    assert variables("a $A ${B:-$C} $$D \\$E $_F") == ["A", "B", "C"]
+    assert variables("${bad#x}") == []
+    assert unescaped("echo $$HOME $BUILDKITE_COMMIT \\$x ${A:-b}") == "echo $HOME $BUILDKITE_COMMIT $x ${A:-b}"
+
+
+# Strings made of what the grammar reacts to.
+PIECES = ["$", "\\", "{", "}", ":", "-", "?", "(", " ", "#", "HOME", "x", "_", "1", "é", "$$", "\\$", "${", ":-"]
+texts = st.lists(st.sampled_from(PIECES), max_size=12).map("".join) | st.text(alphabet="$\\{}:-?a_1 ", max_size=20)
+envs = st.dictionaries(st.sampled_from(["HOME", "x", "é", "A"]), st.text(alphabet="$\\{}a ", max_size=4))
+ODD_BACKSLASH_BEFORE_DOLLAR = re.compile(r"(?<!\\)(\\\\)*\\\$")
+
+
+@settings(max_examples=2000, deadline=None)
+@given(texts, envs)
+def test_escaped_text_comes_back_unchanged_whatever_the_agents_variables(text, env):
+    try:
+        escaped = Dollars()(text)
+    except Undeliverable:
+        # Only a backslash right before a `$` cannot be written: Buildkite drops it.
+        assert ODD_BACKSLASH_BEFORE_DOLLAR.search(text)
+        return
+    assert interpolate(escaped, env) == text
+    assert unescaped(escaped) == text  # what `pipegen run` gives the shell
+
+
+@settings(max_examples=1000, deadline=None)
+@given(texts, envs)
+def test_kept_variables_are_filled_and_the_rest_arrives_as_declared(text, env):
+    dollars = Dollars(["HOME"])
+    try:
+        escaped = dollars(text)
+    except Undeliverable:
+        return
+    env = {k: v for k, v in env.items() if k != "HOME"}  # HOME kept but unset here: it expands to nothing
+    assert interpolate(escaped, env) == interpolate(escaped, {**env, "x": "other"})  # only HOME is read
+    if "$" not in re.sub(r"\$\{?HOME(?!\w)", "", text):  # every `$` is HOME's: Buildkite reads the text as written
+        assert interpolate(escaped, {**env, "HOME": "H"}) == interpolate(text, {"HOME": "H"})
+
+
+def test_the_vllm_preset_passes_buildkite_syntax_through_but_refuses_what_fails_the_upload():
+    vllm = Dollars(["*"])
+    assert vllm("echo $$HOME ${BUILDKITE_COMMIT:0:7}") == "echo $$HOME ${BUILDKITE_COMMIT:0:7}"
+    with pytest.raises(Undeliverable, match="upload fails"):
+        vllm("echo ${g#* }")
+
+
+CONFIG = "steps: [.buildkite/steps]\nhardware: .buildkite/hardware.yaml\n"
+HARDWARE = "default: linux\nfamilies:\n  linux: {vendor: cpu, queue: linux-q, template: plain}\n" \
+           "templates:\n  plain: {kind: plain}\n"
+PORTED = r"""group: G
+steps:
+  - label: 'Shell $ and ${braces}'
+    key: shell
+    commands:
+      - 'for g in "$@"; do echo "${g#* }"; done'
+      - 'echo "cost: $5, ${HOME:-none} $(date)" \\$HOME \\\\$HOME x\\ $'
+    env: {PATTERN: '^v\d+$', LITERAL: '$HOME'}
+    artifact_paths: ['logs/*.log']
+    if: build.message !~ /skip ci$/
+    source_file_dependencies: [src/]
+"""
+
+
+def uploaded(value):
+    """A rendered step as the agent reads it: every string interpolated, mapping keys too."""
+    if isinstance(value, str):
+        return interpolate(value, ENV)
+    if isinstance(value, dict):
+        return {uploaded(k): uploaded(v) for k, v in value.items()}
+    return [uploaded(v) for v in value] if isinstance(value, list) else value
+
+
+def run(root, *args):
+    env = {**os.environ, "PIPEGEN_CACHE_DIR": ""}
+    return subprocess.run([sys.executable, "-m", "pipegen", *args], cwd=root, capture_output=True, text=True, env=env)
+
+
+def ported(tmp_path, steps, config=CONFIG):
+    return git_repo(tmp_path / "r", {".buildkite/pipegen.yaml": config, ".buildkite/hardware.yaml": HARDWARE,
+                                     ".buildkite/steps/ci.yml": steps, "src/a.go": "package a\n"})
+
+
+def test_every_string_field_arrives_as_declared_after_upload(tmp_path):
+    root = ported(tmp_path, PORTED)
+    result = run(root, "render", "--all")
+    assert result.returncode == 0, result.stderr
+    step = yaml.safe_load(result.stdout)["steps"][0]["steps"][0]
+    declared = yaml.safe_load(PORTED)["steps"][0]
+    after_upload = uploaded(step)
+    assert after_upload["label"] == declared["label"]
+    assert after_upload["commands"][1::2] == declared["commands"]
+    assert after_upload["env"] == declared["env"]
+    assert after_upload["if"] == declared["if"]
+    check = run(root, "check", "--format", "json")
+    assert check.returncode == 0, check.stdout + check.stderr
+    # The label's `${braces}` and env's `$HOME` arrive as written, which a ported pipeline.yml did not mean.
+    found = json.loads(check.stdout)["findings"]
+    assert [(f["code"], f["step"]) for f in found] == [("variable-not-expanded", "shell")]
+    assert "label 'Shell $ and ${braces}': '$braces' reaches the agent as that literal text" in found[0]["message"]
+
+
+def test_a_backslash_before_a_dollar_is_refused_naming_step_and_field(tmp_path):
+    # `echo "\$HOME"` reached the shell as `$/home/agent`.
+    steps = "group: G\nsteps:\n  - label: L\n    key: esc\n    command: echo \"\\$HOME\"\n" \
+            "    source_file_dependencies: [src/]\n"
+    root = ported(tmp_path, steps)
+    result = run(root, "render", "--all")
+    assert result.returncode == 2 and result.stdout == ""
+    assert "ci.yml:3" in result.stderr and "step 'esc', commands 'echo \"\\\\$HOME\"'" in result.stderr
+    assert "single quotes" in result.stderr and "Traceback" not in result.stderr
+    found = json.loads(run(root, "check", "--format", "json").stdout)["findings"]
+    assert [(f["code"], f["severity"], f["step"]) for f in found] == [("undeliverable-text", "error", "esc")]
+    assert run(root, "run", "--step", "esc").returncode == 2
+
+
+def test_a_kept_variable_buildkite_cannot_parse_is_refused_before_the_upload(tmp_path):
+    steps = "group: G\nsteps:\n  - label: L\n    key: k\n    command: echo ${GROUP#* }\n" \
+            "    source_file_dependencies: [src/]\n"
+    root = ported(tmp_path, steps, CONFIG + "interpolate: [GROUP]\n")
+    result = run(root, "render", "--all")
+    assert result.returncode == 2 and "upload fails" in result.stderr and "got '#'" in result.stderr
+    (root / ".buildkite/pipegen.yaml").write_text(CONFIG)  # not kept: the shell's, escaped
+    result = run(root, "render", "--all")
+    assert result.returncode == 0 and "echo $${GROUP#* }" in result.stdout
+
+
+def test_a_variable_in_a_field_nothing_expands_again_is_a_warning_with_the_fix(tmp_path):
+    steps = "group: G\nsteps:\n  - label: L\n    key: k\n    command: make test\n" \
+            "    artifact_paths: ['logs/$BUILDKITE_JOB_ID/*.xml']\n" \
+            "    plugins: [{docker#v5.12.0: {image: 'img:${TAG}'}}]\n    source_file_dependencies: [src/]\n"
+    root = ported(tmp_path, steps)
+    result = run(root, "check", "--format", "json")
+    assert result.returncode == 0, result.stdout
+    found = [(f["code"], f["step"], f["fix"]) for f in json.loads(result.stdout)["findings"]]
+    assert len(found) == 1 and found[0][:2] == ("variable-not-expanded", "k")
+    assert "BUILDKITE_JOB_ID under the config's 'interpolate:'" in found[0][2]
+    (root / ".buildkite/pipegen.yaml").write_text(CONFIG + "interpolate: [BUILDKITE_JOB_ID, TAG]\n")
+    result = run(root, "check", "--format", "json")
+    assert json.loads(result.stdout)["findings"] == []
