@@ -88,6 +88,20 @@ class Git:
         return [p for p in self(*args, fix=fix).split("\0") if p]
 
 
+def known_paths(root: str, base_branch: str, environ: Mapping[str, str]) -> set[str]:
+    """Every path of the index, of HEAD and of the base branch (origin/BRANCH, BRANCH): a listed path
+    among them names a file (a deletion too); empty outside a git repository."""
+    try:
+        git = Git(root, environ)
+    except UsageError:
+        return set()
+    out = set(git.paths("ls-files", "-z"))
+    for ref in ("HEAD", f"origin/{base_branch}", base_branch):
+        if git.resolves(ref):
+            out.update(git.paths("ls-tree", "-r", "-z", "--name-only", "--full-tree", ref))
+    return out
+
+
 def index_blobs(root: str, environ: Mapping[str, str]) -> tuple[dict[str, str], set[str]]:
     """Every tracked file's blob SHA (`git ls-files -s`), and the files whose work-tree copy
     is not that blob (`git diff-files`: edited, deleted or unmerged), so their SHA names no content."""

@@ -17,6 +17,7 @@ from pipegen.errors import EXIT_FINDINGS, PipegenError, UsageError
 from pipegen.model import ChangeSet, Declarations, LabelRule, Options, Selection
 
 if TYPE_CHECKING:
+    from pipegen.selection.file_list import Listed
     from pipegen.selection.inputs import Input
 
 
@@ -111,7 +112,7 @@ def _json_keys(name: str, text: str) -> tuple[str, ...]:
 
 def read_changes(args: SelectArgs, decl: Declarations, environ: Mapping[str, str]) -> ChangeSet:
     if args.files_from:
-        return _listed_changes(args)
+        return _listed_changes(args, decl, environ)
     from pipegen.selection.changes import changed_files
 
     changes = changed_files(
@@ -128,13 +129,42 @@ def read_changes(args: SelectArgs, decl: Declarations, environ: Mapping[str, str
     return changes
 
 
-def _listed_changes(args: SelectArgs) -> ChangeSet:
-    """--files-from: the listed paths, repository-relative; an empty list is said out loud (a failed
-    `git diff` piped in gives one)."""
-    files = tuple(repository_paths(read_file_list(args.files_from), args.root))
-    warnings = () if files else (f"no changed files given ({args.files_from} is empty): nothing is selected "
-                                 "by a change",)
-    return ChangeSet(files, reason=f"file list from {args.files_from}", warnings=warnings)
+def _listed_changes(args: SelectArgs, decl: Declarations, environ: Mapping[str, str]) -> ChangeSet:
+    """--files-from: the listed paths (selection/file_list.py), repository-relative. An empty list is said
+    out loud (a failed `git diff` piped in gives one), and so is a path that names nothing."""
+    from pipegen.selection.file_list import read_list
+
+    source = args.files_from or "-"
+    listed = read_list(_read_source(source, "--files-from"), source)
+    files = tuple(repository_paths([item.path for item in listed], args.root))
+    if not files:
+        warnings: tuple[str, ...] = (f"no changed files given ({source} is empty): nothing is selected by a change",)
+    else:
+        warnings = _unknown_paths(files, listed, args, decl, environ)
+    return ChangeSet(files, reason=f"file list from {source}", warnings=warnings)
+
+
+def _unknown_paths(files: Sequence[str], listed: Sequence[Listed], args: SelectArgs, decl: Declarations,
+                   environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The warning for listed paths that name no file here, in HEAD or the base, and that no step's entry
+    matches (cheapest test first: git runs only when a path is neither on disk nor matched)."""
+    from pipegen.selection.file_list import unknown
+    from pipegen.git import known_paths
+
+    root = os.path.realpath(decl.root)
+    missing = unknown([p for p in files if not os.path.lexists(os.path.join(root, p))], (), decl.steps)
+    if missing:
+        missing = unknown(missing, known_paths(root, decl.settings.base_branch, environ), ())
+    if not missing:
+        return ()
+    given: dict[str, str] = {}
+    for item in listed:
+        given.setdefault(repository_paths([item.path], args.root)[0], item.given)
+    shown = ", ".join(repr(given.get(p, p)) for p in missing[:5]) + (f" and {len(missing) - 5} more"
+                                                                     if len(missing) > 5 else "")
+    return (f"--files-from {args.files_from}: {shown} names no tracked file, no file of HEAD or the base "
+            f"branch ({decl.settings.base_branch}) and no step's dependency entry, so it selects nothing "
+            "(a typo, or a path of another checkout?)",)
 
 
 def repository_paths(paths: Sequence[str], root: str, option: str = "--files-from") -> list[str]:
@@ -148,20 +178,22 @@ def repository_paths(paths: Sequence[str], root: str, option: str = "--files-fro
 
 
 def read_file_list(source: str, option: str = "--files-from") -> list[str]:
-    """Paths from a file (or '-' for stdin), newline- or NUL-separated; `option` names it in errors."""
+    """Paths from a file (or '-' for stdin) as tools write them (selection/file_list.py); `option` names it."""
+    from pipegen.selection.file_list import read_list
+
+    return [item.path for item in read_list(_read_source(source, option), source, option)]
+
+
+def _read_source(source: str, option: str) -> bytes:
     import sys
 
     try:
         if source == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(source, "rb") as handle:
-                data = handle.read()
+            return sys.stdin.buffer.read()
+        with open(source, "rb") as handle:
+            return handle.read()
     except OSError as exc:
         raise UsageError(f"cannot read {option} {source}: {exc.strerror}", fix="pass an existing file or '-'") from None
-    text = data.decode("utf-8", "surrogateescape")
-    parts = text.split("\0") if "\0" in text else text.splitlines()
-    return list(dict.fromkeys(p for p in parts if p))
 
 
 def select(args: SelectArgs, environ: Mapping[str, str] | None = None,

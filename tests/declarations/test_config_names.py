@@ -33,7 +33,8 @@ def repo(tmp_path: Path, config: str) -> Path:
                                         ".buildkite/steps/s.yaml": STEPS, "src/a.py": "", "tests/t.py": ""})
 
 
-def pipegen(root: Path, *args: str, stdin: str = "x.txt\n") -> subprocess.CompletedProcess:
+def pipegen(root: Path, *args: str, stdin: str = "tests/t.py\n") -> subprocess.CompletedProcess:
+    """The CLI as a subprocess; the change is a tracked file no entry matches (an unknown path is a warning)."""
     return subprocess.run([sys.executable, "-m", "pipegen", *args], cwd=root, input=stdin, capture_output=True,
                           text=True, env={**os.environ, "PIPEGEN_CACHE_DIR": ""})
 
