@@ -60,6 +60,8 @@ class Git:
             if isinstance(exc, FileNotFoundError) and exc.filename == "git":  # a slim CI image, not a wrong folder
                 raise UsageError("git is not installed (no 'git' on PATH)",
                                  fix=f"install git in the image that runs pipegen{otherwise}") from None
+            if isinstance(exc, GitFailed) and "dubious ownership" in exc.stderr:
+                raise _not_safe(exc.stderr, root) from None
             raise UsageError(f"not a git repository: {os.path.abspath(root)}",
                              fix=f"run {command} inside a git checkout{otherwise}") from None
 
@@ -100,6 +102,18 @@ def known_paths(root: str, base_branch: str, environ: Mapping[str, str]) -> set[
         if git.resolves(ref):
             out.update(git.paths("ls-tree", "-r", "-z", "--name-only", "--full-tree", ref))
     return out
+
+
+def _not_safe(stderr: str, root: str) -> UsageError:
+    """git refuses a checkout another user owns (a container's mounted volume, a CI agent's cache):
+    said as git says it, with git's own fix, not as "not a git repository"."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    command = next((line for line in lines if line.startswith("git config")),
+                   f"git config --global --add safe.directory {os.path.abspath(root)}")
+    why = next((line for line in lines if "dubious ownership" in line), lines[0]).removeprefix("fatal: ")
+    owned = " ".join(line for line in lines if "owned by" in line)
+    return UsageError(f"git refuses this checkout: {why}" + (f" ({owned})" if owned else ""),
+                      fix=f"if you trust it, run: {command}")
 
 
 def index_blobs(root: str, environ: Mapping[str, str]) -> tuple[dict[str, str], set[str]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from functools import partial
 from typing import Mapping, Sequence, TextIO
 
@@ -17,7 +18,7 @@ from pipegen.hardware.detect import machine as this_machine
 from pipegen.hardware.inventory import load_inventory
 from pipegen.run.junit import Case, junit_xml
 from pipegen.run.output import exit_status, junit_cases, machine_line, plan_text, summary_text
-from pipegen.run.plan import Planned, RunOptions, named, plan_runs, selected
+from pipegen.run.plan import DEFAULT_LOG_DIR, Planned, RunOptions, named, plan_runs, selected
 from pipegen.run.steps import as_jobs
 from pipegen.selection import report
 from pipegen.selection.chain import load_declarations, select
@@ -43,17 +44,20 @@ def main(args: RunOptions, out: TextIO) -> int:
             write_junit(args.junit, [])
         return 0
     machine = this_machine(args.hardware, args.environ)
-    the_plan = plan_runs(decl, candidates, machine, load_inventory(decl), args, header)
+    args, moved = log_folder(args, decl.root)
+    the_plan = plan_runs(decl, candidates, machine, load_inventory(decl), args, [*header, *moved])
     the_plan = as_jobs(the_plan, decl, args.step_keys, current_branch(decl.root, args.environ, the_plan.runs))
     if args.dry_run:
         out.write(plan_text(the_plan))
         return 0
     from pipegen.run.process import Progress, read_log, run_all
+    from pipegen.run.worktree import changed_since, tracked_state
 
     out.write("\n".join([machine_line(machine), *the_plan.header]) + "\n")
     progress = Progress.for_stream(out, len(the_plan.runs))
+    before = tracked_state(decl.root, args.environ)
     results = run_all(the_plan.runs, progress, args.keep_going, local_env(args.environ))
-    out.write(summary_text(results, the_plan.unrunnable))
+    out.write(summary_text(results, the_plan.unrunnable, changed_since(before, decl.root, args.environ)))
     if args.junit:
         write_junit(args.junit, junit_cases(results, the_plan.unrunnable, partial(read_log, lines=JUNIT_LOG_LINES)))
         out.write(f"JUnit XML: {args.junit}\n")
@@ -91,6 +95,34 @@ def current_branch(root: str, environ: Mapping[str, str], runs: Sequence[Planned
     return name if name and name != "HEAD" else None
 
 
+def log_folder(options: RunOptions, root: str) -> tuple[RunOptions, list[str]]:
+    """The default log folder, or one under the temporary folder where the checkout cannot be written
+    (a read-only mount): said in the header, never a traceback halfway through the run."""
+    if options.log_dir:
+        return options, []
+    folder = os.path.join(os.path.abspath(root), DEFAULT_LOG_DIR)
+    if not _blocked_at(folder):
+        return options, []
+    import hashlib
+    import tempfile
+
+    elsewhere = os.path.join(tempfile.gettempdir(), "pipegen-logs-" + hashlib.sha1(folder.encode()).hexdigest()[:8])
+    if _blocked_at(elsewhere):
+        raise UsageError(f"cannot write logs in {folder} (read-only checkout?) nor in {elsewhere}",
+                         fix="pass --log-dir DIR, a folder you can write")
+    return replace(options, log_dir=elsewhere), [f"Logs: {elsewhere} ({folder} cannot be written: a read-only "
+                                                 "checkout?)"]
+
+
+def _blocked_at(folder: str) -> str:
+    """The existing folder (or file) that keeps `folder` from being made or written; "" when nothing does
+    (access() knows read-only mounts)."""
+    parent = os.path.abspath(folder)
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    return "" if os.path.isdir(parent) and os.access(parent, os.W_OK | os.X_OK) else parent
+
+
 def check_output_paths(options: RunOptions) -> None:
     """--log-dir must be a folder or creatable as one, --junit a file that can be written: said before
     anything runs (a bad path found after an hour of tests helps no one)."""
@@ -99,11 +131,9 @@ def check_output_paths(options: RunOptions) -> None:
     if options.log_dir:
         if os.path.exists(options.log_dir) and not os.path.isdir(options.log_dir):
             raise UsageError(f"--log-dir {options.log_dir} is a file, not a folder", fix="pass a folder path")
-        parent = os.path.abspath(options.log_dir)
-        while not os.path.exists(parent):
-            parent = os.path.dirname(parent)
-        if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
-            raise UsageError(f"--log-dir {options.log_dir}: cannot create folders in {parent}",
+        blocked = _blocked_at(options.log_dir)
+        if blocked:
+            raise UsageError(f"--log-dir {options.log_dir}: cannot create folders in {blocked}",
                              fix="pass a folder you can write")
     if options.junit:
         path, parent = options.junit, os.path.dirname(os.path.abspath(options.junit))

@@ -29,6 +29,8 @@ def plan_text(p: RunPlan) -> str:
         lines.append(run.heading(n, len(p.runs)))
         if run.skip:
             lines.append(f"  left out: {run.skip}")
+        if run.plugins:
+            lines.append(f"  not run here: its plugins ({run.plugins}); the step cannot pass here")
         if run.needs:
             lines.append("  after: " + ", ".join(job + (" (may fail)" if allowed else "") for job, allowed in run.needs))
         lines.append(f"  working dir: {run.cwd}")
@@ -52,7 +54,8 @@ def unrunnable_text(unrunnable: Sequence[Unrunnable]) -> list[str]:
     return [*lines, ""]
 
 
-def summary_text(results: Sequence[Result], unrunnable: Sequence[Unrunnable]) -> str:
+def summary_text(results: Sequence[Result], unrunnable: Sequence[Unrunnable], changed: Sequence[str] = ()) -> str:
+    """The table, what could not run, artifacts, the tracked files the steps changed, the totals."""
     rows = [("step", "hardware", "result", "time")]
     rows += [(r.planned.key, r.planned.hardware, r.outcome,
               duration(r.seconds) if r.status not in ("not run", "skipped") else "-") for r in results]
@@ -63,13 +66,17 @@ def summary_text(results: Sequence[Result], unrunnable: Sequence[Unrunnable]) ->
     totals = ", ".join(f"{n} {status}" for status, n in counts.items())
     artifacts = [f"  {r.planned.key}: {path}" for r in results for path in r.artifacts]
     artifacts = [f"Artifacts ({len(artifacts)}):", *artifacts, ""] if artifacts else []
-    return "\n".join(["", *lines, "", *unrunnable_text(unrunnable), *artifacts, totals]) + "\n"
+    edited = [f"Tracked files the steps changed ({len(changed)}; 'git diff' shows how):", *(f"  {p}" for p in changed),
+              ""] if changed else []
+    incomplete = ["Incomplete: plugins run on Buildkite only, so these steps did not do all their work here; "
+                  "the exit status is 1", ""] if counts["incomplete"] else []
+    return "\n".join(["", *lines, "", *unrunnable_text(unrunnable), *artifacts, *edited, *incomplete, totals]) + "\n"
 
 
 def exit_status(results: Sequence[Result], unrunnable: Sequence[Unrunnable]) -> int:
     if any(r.status == "interrupted" for r in results):
         return 130
-    if any(r.status in FAILED for r in results) or any(u.named for u in unrunnable):
+    if any(r.status in FAILED or r.status == "incomplete" for r in results) or any(u.named for u in unrunnable):
         return 1
     return 0
 

@@ -26,7 +26,8 @@ from pipegen.hardware.placement import place
 from pipegen.model import Declarations, Selection, Step
 from pipegen.selection.chain import SelectArgs
 
-Status = Literal["passed", "failed", "soft failed", "timed out", "interrupted", "not run", "skipped"]
+# incomplete: its commands passed (or it has none) but its plugins, which do part of its work, ran nowhere.
+Status = Literal["passed", "failed", "soft failed", "timed out", "interrupted", "not run", "skipped", "incomplete"]
 DEFAULT_LOG_DIR = ".pipegen/logs"  # under the repository root
 FAILED = ("failed", "timed out", "interrupted")
 
@@ -59,7 +60,8 @@ class Planned:
     root: str = "."  # the repository: artifact_paths are relative to it, as to the agent's checkout
     combination: Any = None  # a matrix step's job: its buildkite.matrix.Combination
     needs: tuple[tuple[str, bool], ...] = ()  # (job key, may fail): the jobs it depends on (run/steps.py)
-    skip: str = ""  # why it is left out: Buildkite would (skip:, branches:), or its plugins alone do its work
+    skip: str = ""  # why it is left out: Buildkite would (skip:, branches:)
+    plugins: str = ""  # its own plugins, which run on Buildkite only: it cannot pass here
 
     @property
     def key(self) -> str:

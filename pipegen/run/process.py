@@ -87,9 +87,13 @@ def run_all(runs: Sequence[Planned], progress: Progress, keep_going: bool, envir
                 result = Result(planned, "skipped" if planned.skip else "not run",
                                 detail=planned.skip or stop or failed_dependency)
                 progress.end(n, result)
+            elif planned.plugins and not planned.step.commands:  # nothing here would do its work
+                result = Result(planned, "incomplete", detail=f"not run: no commands; its plugins ({planned.plugins}) "
+                                                              "run on Buildkite only")
+                progress.end(n, result)
             else:
                 progress.start(n, planned)
-                result = run_step(planned, {**environ, **dict(planned.env)}, progress.tick)
+                result = without_plugins(run_step(planned, {**environ, **dict(planned.env)}, progress.tick))
                 if planned.step.field("artifact_paths") is not None:
                     folder = os.path.splitext(planned.log)[0] + "-artifacts"
                     result = replace(result, artifacts=collect(planned.step.field("artifact_paths"), planned.root,
@@ -106,10 +110,22 @@ def run_all(runs: Sequence[Planned], progress: Progress, keep_going: bool, envir
     return results
 
 
+def without_plugins(result: Result) -> Result:
+    """A step whose commands passed without its plugins is incomplete: the plugins' part was not done."""
+    if result.status != "passed" or not result.planned.plugins:
+        return result
+    return replace(result, status="incomplete",
+                   detail=f"commands passed; its plugins ({result.planned.plugins}) run on Buildkite only")
+
+
 def run_step(planned: Planned, env: Mapping[str, str], tick: Callable[[float], None]) -> Result:
-    _make_log_folder(os.path.dirname(os.path.abspath(planned.log)))
+    try:
+        _make_log_folder(os.path.dirname(os.path.abspath(planned.log)))
+        log = open(planned.log, "wb")
+    except OSError as exc:  # checked before the run; a folder can still change under it
+        return Result(planned, "failed", 0.0, f"cannot write its log {planned.log}: {exc.strerror}")
     start = time.monotonic()
-    with open(planned.log, "wb") as log:
+    with log:
         try:
             with _interrupts_held() as held:
                 proc = subprocess.Popen(["bash", "-e", "-c", planned.script], cwd=planned.cwd, env=dict(env),

@@ -56,12 +56,11 @@ def leave_out(runs: Sequence[Planned], branch: str | None) -> tuple[list[Planned
         if step.field("if_changed") is not None and not run.skip:
             notes.append(f"{run.key}: Buildkite decides its if_changed at upload; pipegen run does not, it runs here")
         plugins = _plugin_names(step.field("plugins"))
-        if plugins and not run.skip:
-            if not step.commands:  # nothing here would do its work: not "passed"
-                run = replace(run, skip=f"no commands; its plugins ({plugins}) run on Buildkite only")
-            else:
-                notes.append(f"{run.key}: its plugins ({plugins}) run on Buildkite only; its commands run here "
-                             "without them")
+        if plugins and not run.skip:  # never "passed": its plugins do work that nothing here does
+            run = replace(run, plugins=plugins)
+            notes.append(f"{run.key}: its plugins ({plugins}) run on Buildkite only; "
+                         + ("its commands run here without them: incomplete at best" if step.commands else
+                            "it has no commands: not run here (incomplete)"))
         out.append(run)
     return out, notes
 
