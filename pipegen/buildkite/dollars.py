@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from pipegen.errors import DeclarationError
-from pipegen.buildkite.interpolation import InterpolationError, is_identifier_char, is_letter, parse, unescaped
+from pipegen.buildkite.interpolation import InterpolationError, name_at, parse, unescaped
 
 if TYPE_CHECKING:
     from pipegen.model import Step
@@ -98,13 +98,9 @@ class Dollars:
 
     def _kept(self, text: str, i: int) -> str:
         """`$NAME` or `${NAME` at `i` when NAME is a variable to keep (Buildkite's identifier rules)."""
-        j = i + 1 + (text[i + 1:i + 2] == "{")
-        if j >= len(text) or not is_letter(text[j]):
-            return ""
-        k = j
-        while k < len(text) and is_identifier_char(text[k]):
-            k += 1
-        return text[i:k] if text[j:k] in self.keep else ""
+        start = i + 1 + (text[i + 1:i + 2] == "{")
+        name = name_at(text, start)
+        return text[i:start + len(name)] if name and name in self.keep else ""
 
 
 def uploaded(text: str) -> str:

@@ -21,11 +21,14 @@ upload fail, and `run` can give the shell what the agent would:
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Callable, Mapping, Union
 
-_RUNE_ERROR = "\ufffd"  # Go's scanner stops at utf8.RuneError, which U+FFFD itself decodes to
+# Where Go's scans stop; each also stops at utf8.RuneError, which U+FFFD itself decodes to.
+_TEXT_END = {"": re.compile("[$\\\\\ufffd]"), "}": re.compile("[$\\\\}\ufffd]")}
+_NAME_END = re.compile(r"[^\w]")  # \w: letters, digits (any Unicode number) and `_`, as Go's identifier
+_OFFSET_END = re.compile("[:}\ufffd]")
+_LENGTH_END = re.compile("[}\ufffd]")
 _GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
             "\u2028\u2029\u202f\u205f\u3000"
 _GO_INT = re.compile(r"[+-]?[0-9]+\Z")
@@ -60,8 +63,12 @@ def is_letter(char: str) -> bool:
     return char.isalpha()  # Go's unicode.IsLetter: categories L*
 
 
-def is_identifier_char(char: str) -> bool:
-    return char.isalpha() or char == "_" or unicodedata.category(char)[0] == "N"
+def name_at(text: str, pos: int) -> str:
+    """The variable name Buildkite reads at `pos`: a letter, then letters, digits and `_`; "" if none."""
+    if pos >= len(text) or not is_letter(text[pos]):
+        return ""
+    end = _NAME_END.search(text, pos)
+    return text[pos:end.start() if end else len(text)]
 
 
 class _Parser:
@@ -76,10 +83,11 @@ class _Parser:
         self.pos += len(char)
         return char
 
-    def scan_until(self, stop: Callable[[str], bool]) -> str:
+    def scan_to(self, stop: re.Pattern[str]) -> str:
+        """The text up to the first character `stop` matches (Go's scanUntil), which stays unread."""
         start = self.pos
-        while self.pos < len(self.text) and not (self.text[self.pos] == _RUNE_ERROR or stop(self.text[self.pos])):
-            self.pos += 1
+        found = stop.search(self.text, start)
+        self.pos = found.start() if found else len(self.text)
         return self.text[start:self.pos]
 
     def expression(self, stop: str = "") -> tuple[Item, ...]:
@@ -96,7 +104,7 @@ class _Parser:
                 items.append(self.expansion())
             else:
                 first = self.next()
-                items.append(first + self.scan_until(lambda c: c in "$\\" or c == stop))
+                items.append(first + self.scan_to(_TEXT_END[stop]))
         return tuple(items)
 
     def expansion(self) -> Item:
@@ -110,9 +118,11 @@ class _Parser:
         return Expansion(name, self.text[start:self.pos])
 
     def identifier(self) -> str:
-        if not is_letter(self.peek()):
+        name = name_at(self.text, self.pos)
+        if not name:
             raise InterpolationError(f"expected a variable name starting with a letter, got {_shown(self.peek())}")
-        return self.scan_until(lambda c: not is_identifier_char(c))
+        self.pos += len(name)
+        return name
 
     def brace(self, start: int) -> Expansion:
         self.pos += 1  # the `{`
@@ -127,10 +137,10 @@ class _Parser:
             raise InterpolationError(f"expected an operator (:- - ? :) after '${{{name}', got {_shown(op)}")
         offset, length, content = 0, None, ()
         if op == ":":
-            offset = _go_int(self.scan_until(lambda c: c in ":}"), "offset")
+            offset = _go_int(self.scan_to(_OFFSET_END), "offset")
             if self.peek() != "}":
                 self.next()
-                length = _go_int(self.scan_until(lambda c: c == "}"), "length")
+                length = _go_int(self.scan_to(_LENGTH_END), "length")
         else:
             content = self.expression("}")
         closing = self.next()
