@@ -52,10 +52,30 @@ MAX_DEPTH = 100  # collections inside collections; real CI files nest about 10 d
 MAX_ALIAS_NODES = 100_000  # nodes that aliases repeat, counted as expanded
 
 
+_TAGS: dict[tuple[Any, Any, Any], str] = {}  # (node kind, scalar text, implicit) -> tag: see _LocLoader.resolve
+
+
 class _LocLoader(_Loader):  # type: ignore[misc, valid-type]
     file = "<yaml>"
     _depth = 0
     _repeated = 0
+
+    def resolve(self, kind, value, implicit):  # noqa: ANN001
+        """PyYAML's tag for a node, remembered: without path resolvers it depends on these three alone,
+        and the parser asks for every scalar (a steps file repeats its keys and values on every step)."""
+        if self.yaml_path_resolvers:
+            return super().resolve(kind, value, implicit)
+        key = (kind, value, implicit)
+        tag = _TAGS.get(key)
+        if tag is None:
+            tag = _TAGS[key] = super().resolve(kind, value, implicit)
+        return tag
+
+    def _construct(self, node: Any) -> Any:
+        """construct_object for a child node; a scalar of a known tag straight from its constructor
+        (what construct_object would call, without its bookkeeping for collections and aliases)."""
+        constructor = self.yaml_constructors.get(node.tag) if type(node) is yaml.ScalarNode else None
+        return constructor(self, node) if constructor is not None else self.construct_object(node, deep=True)
 
     def _too_deep(self, node: Any) -> None:
         raise DeclarationError(f"YAML nested deeper than {MAX_DEPTH} levels", _where(self.file, node.start_mark),
@@ -90,7 +110,7 @@ class _LocLoader(_Loader):  # type: ignore[misc, valid-type]
         out.file, out.mark, out.key_marks = self.file, node.start_mark, {}
         marks = out.key_marks
         for index, (key_node, value_node) in enumerate(node.value):
-            key = self.construct_object(key_node, deep=True)
+            key = self._construct(key_node)
             try:
                 seen = key in marks
             except TypeError:
@@ -102,7 +122,7 @@ class _LocLoader(_Loader):  # type: ignore[misc, valid-type]
                     _where(self.file, key_node.start_mark),
                     fix=f"merge the two {key!r} entries into one",
                 )
-            out[key] = self.construct_object(value_node, deep=True)
+            out[key] = self._construct(value_node)
             marks[key] = key_node.start_mark if index >= merged else None
         for key, mark in marks.items():
             if mark is None:
@@ -116,7 +136,7 @@ class _LocLoader(_Loader):  # type: ignore[misc, valid-type]
         self._depth += 1
         if self._depth > MAX_DEPTH:
             self._too_deep(node)
-        out = LocList([self.construct_object(child, deep=True) for child in node.value])
+        out = LocList([self._construct(child) for child in node.value])
         out.file, out.mark, out.item_marks = self.file, node.start_mark, [c.start_mark for c in node.value]
         self._depth -= 1
         if self._anchors:
