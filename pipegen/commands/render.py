@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence, TextIO
+from typing import Mapping, Sequence, TextIO
 
 from pipegen.errors import UsageError
-from pipegen.model import Declarations
 from pipegen.selection.inputs import Input, template_inputs
-from pipegen.render.pipeline import render_pipeline
+from pipegen.render.pipeline import Placement, place, render_pipeline
 from pipegen.render.plan import LimitError
-from pipegen.selection.chain import SelectArgs, select, warn_if_untrusted
+from pipegen.selection.chain import SelectArgs, load_declarations, select_for, warn_if_untrusted
 
 
 @dataclass(frozen=True)
@@ -29,11 +28,12 @@ def main(args: RenderOptions, out: TextIO) -> int:
     from pipegen.hardware.build_context import BuildInfo
 
     environ, templates, annotation_file = args.environ, args.templates, args.annotation_file
-    decl, selection = select(args, environ, _template_inputs(args.root, templates) if templates else None)
+    decl = load_declarations(args, environ)
+    placement = place(decl, BuildInfo.from_environ(environ))  # once: the templates' inputs and the plan read it
+    selection = select_for(decl, args, environ, _template_inputs(args.root, templates, placement) if templates else ())
     warn_if_untrusted(selection)
     try:
-        rendered = render_pipeline(decl, selection, unselected=args.unselected, templates=templates,
-                                   build=BuildInfo.from_environ(environ))
+        rendered = render_pipeline(decl, selection, placement, unselected=args.unselected, templates=templates)
     except LimitError as exc:
         if annotation_file:
             from pipegen.render.annotate import annotation
@@ -52,26 +52,18 @@ def main(args: RenderOptions, out: TextIO) -> int:
     return 0
 
 
-def _template_inputs(root: str, templates: str) -> Callable[[Declarations], Sequence[Input]]:
+def _template_inputs(root: str, templates: str, placement: Placement) -> Sequence[Input]:
     """The --templates folder as pipegen inputs: a family's template shapes the jobs placed on it."""
-
-    def inputs(decl: Declarations) -> Sequence[Input]:
-        from pipegen.hardware.inventory import load_inventory
-        from pipegen.hardware.placement import jobs
-
-        if not os.path.isdir(templates):
-            return ()  # rendering says so
-        folder = os.path.relpath(os.path.realpath(templates), os.path.realpath(root)).replace(os.sep, "/")
-        names = [os.path.relpath(os.path.join(d, f), templates).replace(os.sep, "/")
-                 for d, _, files in os.walk(templates) for f in files]
-        inventory = load_inventory(decl)
-        uses: dict[str, set[str]] = {f.template.template_file: set() for f in inventory.families}
-        for job in jobs(decl, inventory):
-            if job.uses_plugin:
-                uses[job.family.template.template_file].add(job.step.key)
-        return template_inputs(folder, names, uses)
-
-    return inputs
+    if not os.path.isdir(templates):
+        return ()  # rendering says so
+    folder = os.path.relpath(os.path.realpath(templates), os.path.realpath(root)).replace(os.sep, "/")
+    names = [os.path.relpath(os.path.join(d, f), templates).replace(os.sep, "/")
+             for d, _, files in os.walk(templates) for f in files]
+    uses: dict[str, set[str]] = {f.template.template_file: set() for f in placement.inventory.families}
+    for job in placement.jobs:
+        if job.uses_plugin:
+            uses[job.family.template.template_file].add(job.step.key)
+    return template_inputs(folder, names, uses)
 
 
 def _write(path: str, text: str) -> None:

@@ -18,8 +18,8 @@ from pipegen.hardware.detect import machine as this_machine
 from pipegen.hardware.inventory import load_inventory
 from pipegen.run.junit import Case, junit_xml
 from pipegen.run.output import exit_status, junit_cases, machine_line, plan_text, summary_text
-from pipegen.run.plan import DEFAULT_LOG_DIR, Planned, RunOptions, named, plan_runs, selected
-from pipegen.run.steps import as_jobs
+from pipegen.run.plan import DEFAULT_LOG_DIR, Candidates, RunOptions, named, selected
+from pipegen.run.steps import plan_jobs
 from pipegen.selection import report
 from pipegen.selection.chain import load_declarations, select
 
@@ -45,8 +45,8 @@ def main(args: RunOptions, out: TextIO) -> int:
         return 0
     machine = this_machine(args.hardware, args.environ)
     args, moved = log_folder(args, decl.root)
-    the_plan = plan_runs(decl, candidates, machine, load_inventory(decl), args, [*header, *moved])
-    the_plan = as_jobs(the_plan, decl, args.step_keys, current_branch(decl.root, args.environ, the_plan.runs))
+    branch = current_branch(decl.root, args.environ, candidates)
+    the_plan = plan_jobs(decl, candidates, machine, load_inventory(decl), args, [*header, *moved], branch)
     if args.dry_run:
         out.write(plan_text(the_plan))
         return 0
@@ -80,9 +80,10 @@ def write_junit(path: str, cases: list[Case]) -> None:
         raise UsageError(f"cannot write --junit {path}: {exc.strerror}") from None
 
 
-def current_branch(root: str, environ: Mapping[str, str], runs: Sequence[Planned]) -> str | None:
-    """The branch `branches:` filters are checked against: Buildkite's, else git's (None when detached)."""
-    if not any(run.step.field("branches") is not None for run in runs):
+def current_branch(root: str, environ: Mapping[str, str], candidates: Sequence[Candidates]) -> str | None:
+    """The branch `branches:` filters are checked against: Buildkite's, else git's (None when detached);
+    asked only where a candidate step has such a filter."""
+    if not any(step.field("branches") is not None for _, steps in candidates for step in steps):
         return None
     if environ.get("BUILDKITE_BRANCH"):
         return environ["BUILDKITE_BRANCH"]

@@ -1,5 +1,7 @@
 """Declarations + decisions -> a validated pipeline: place, plan, write through the templates, check.
 
+  place()          every step on its hardware, once per command (render's --templates
+                   inputs and the plan both read it);
   plan.py          decisions + jobs -> what goes into the pipeline;
   templates.py     the plan -> YAML text;
   output_check.py  the text parsed back and validated against Buildkite's schema,
@@ -13,10 +15,29 @@ from typing import Any
 
 from pipegen.buildkite.limits import JOB_LIMIT
 from pipegen.errors import OutputError
+from pipegen.hardware.model import Inventory, Job
 from pipegen.model import Declarations, Selection
 from pipegen.render.output_check import check
 from pipegen.render.plan import PipelinePlan, plan_pipeline
 from pipegen.render.templates import to_yaml
+
+
+class Placement:
+    """Every step on the hardware of one build: the inventory, the build's context and the jobs, in step order."""
+
+    def __init__(self, inventory: Inventory, context: Any, jobs: list[Job]):
+        self.inventory = inventory
+        self.context = context  # build_context.BuildContext
+        self.jobs = jobs
+
+
+def place(decl: Declarations, build: Any = None) -> Placement:
+    """Load the inventory for this build (build_context.BuildInfo) and place every step on it."""
+    from pipegen.hardware.inventory import load_for_build
+    from pipegen.hardware.placement import jobs
+
+    inventory, context = load_for_build(decl, build)
+    return Placement(inventory, context, jobs(decl, inventory))
 
 
 class Rendered:
@@ -33,17 +54,12 @@ class Rendered:
         return annotation(self.plan)
 
 
-def render_pipeline(decl: Declarations, selection: Selection, *, unselected: str | None = None,
-                    templates: str | None = None, limit: int = JOB_LIMIT, build: Any = None) -> Rendered:
-    """Declarations + decisions -> validated YAML and its annotation. Pure but for reading templates.
-
-    `build`: the facts of this build (build_context.BuildInfo), for an inventory with a `build:` section."""
-    from pipegen.hardware.inventory import load_for_build
-    from pipegen.hardware.placement import jobs
-
-    inventory, context = load_for_build(decl, build)
-    placed = jobs(decl, inventory)
-    result = plan_pipeline(decl, selection, placed, unselected=unselected, limit=limit, build=context)
+def render_pipeline(decl: Declarations, selection: Selection, placement: Placement, *, unselected: str | None = None,
+                    templates: str | None = None, limit: int = JOB_LIMIT) -> Rendered:
+    """Declarations + decisions + the jobs placed -> validated YAML and its annotation. Pure but for
+    reading templates."""
+    result = plan_pipeline(decl, selection, placement.jobs, unselected=unselected, limit=limit,
+                           build=placement.context)
     text = to_yaml(result, templates)
     try:
         check(text, limit, decl.settings.external_steps)

@@ -20,7 +20,9 @@ from pipegen.buildkite.branches import includes
 from pipegen.buildkite.matrix import combinations
 from pipegen.model import Declarations
 from pipegen.buildkite.keys import declared_keys
-from pipegen.run.plan import FAILED, Planned, RunPlan, log_name
+from pipegen.hardware.detect import Machine
+from pipegen.hardware.model import Inventory
+from pipegen.run.plan import FAILED, Candidates, Planned, RunOptions, RunPlan, log_name, plan_runs
 
 TRUE = (True, "true")
 
@@ -143,10 +145,13 @@ def pick_jobs(runs: Sequence[Planned], asked: Sequence[str], rendered: Mapping[s
     return out
 
 
-def as_jobs(the_plan: RunPlan, decl: Declarations, asked: Sequence[str], branch: str | None) -> RunPlan:
-    """The plan's steps as the jobs Buildkite would make of them, in dependency order, with notes."""
+def plan_jobs(decl: Declarations, candidates: Sequence[Candidates], machine: Machine, inventory: Inventory,
+              options: RunOptions, header: Sequence[str], branch: str | None) -> RunPlan:
+    """The candidates placed on this machine, as the jobs Buildkite would make of them on `branch`, in
+    dependency order, with notes: the whole plan in one pass, from what the command read."""
+    the_plan = plan_runs(decl, candidates, machine, inventory, options, header)
     runs = [job for run in the_plan.runs for job in expand_matrix(run)]
-    runs = pick_jobs(runs, asked, declared_keys(decl.steps))
+    runs = pick_jobs(runs, options.step_keys, declared_keys(decl.steps))
     runs, notes = leave_out(runs, branch)
     runs = in_dependency_order(runs, decl)
     return replace(the_plan, runs=tuple(runs), header=(*the_plan.header, *notes, *outside(runs, decl)))

@@ -11,7 +11,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from pipegen.errors import EXIT_FINDINGS, PipegenError, UsageError
 from pipegen.model import ChangeSet, Declarations, LabelRule, Options, Selection
@@ -196,18 +196,23 @@ def _read_source(source: str, option: str) -> bytes:
         raise UsageError(f"cannot read {option} {source}: {exc.strerror}", fix="pass an existing file or '-'") from None
 
 
-def select(args: SelectArgs, environ: Mapping[str, str] | None = None,
-           more_inputs: Callable[[Declarations], Sequence[Input]] | None = None) -> tuple[Declarations, Selection]:
-    """Declarations, changes and decisions: the chain behind select, render and run.
+def select(args: SelectArgs, environ: Mapping[str, str] | None = None) -> tuple[Declarations, Selection]:
+    """Declarations, changes and decisions: the chain behind select, why and run."""
+    environ = os.environ if environ is None else environ
+    decl = load_declarations(args, environ)
+    return decl, select_for(decl, args, environ)
+
+
+def select_for(decl: Declarations, args: SelectArgs, environ: Mapping[str, str],
+               more_inputs: Sequence[Input] = ()) -> Selection:
+    """Changes and decisions for declarations already loaded (render places their steps first).
 
     `more_inputs`: files besides the config and inventory that the command reads (render's templates)."""
     from pipegen.selection.decide import decide
 
-    environ = os.environ if environ is None else environ
-    decl = load_declarations(args, environ)
     options = options_from(args, decl, environ)
     changes = read_changes(args, decl, environ)
-    return decl, decide(decl, changes, options, more_inputs(decl) if more_inputs else ())
+    return decide(decl, changes, options, more_inputs)
 
 
 def warn_if_untrusted(selection: Selection) -> None:
