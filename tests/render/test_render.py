@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -248,6 +249,22 @@ def test_broken_user_template_prints_nothing(repo, tmp_path):
     (mine / "block.j2").write_text("- block: {{ item.undefined_field }}\n")
     result = render(repo, "--templates", str(mine), files="src/x\n")
     assert result.exit_code == 2 and result.stdout == "" and "template error in " in result.stderr and "block.j2:1" in result.stderr
+
+
+def test_each_step_is_placed_once(repo, tmp_path, monkeypatch):
+    # --templates needs the jobs before deciding (a family's template shapes the steps placed on it);
+    # the plan takes the same jobs instead of placing every step again.
+    import pipegen.hardware.placement as placement
+
+    placed, real = [], placement.place
+    monkeypatch.setattr(placement, "place", lambda step, inventory: placed.append(step.key) or real(step, inventory))
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "docker.j2").write_text((Path(__file__).parents[2] / "templates" / "docker.j2").read_text())
+    for args in ((), ("--templates", str(mine))):
+        placed.clear()
+        assert_valid(render(repo, "--all", *args).stdout)
+        assert placed and sorted(placed) == sorted(set(placed))
 
 
 def test_raw_user_text_cannot_reach_the_yaml(repo, tmp_path):
