@@ -244,6 +244,31 @@ def audit(**options: Any) -> int:
     return main(AuditOptions(**options, environ=os.environ, progress=sys.stderr), sys.stdout)
 
 
+@cli.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--out", "out_dir", metavar="DIR", help="Where to write the declarations (default: the .buildkite/ "
+              "beside the first FILE).")
+@click.option("--force", is_flag=True, help="Replace existing declarations in DIR (pipegen.yaml, hardware.yaml, "
+              "steps/).")
+@_guard
+def import_(files: tuple[str, ...], out_dir: str | None, force: bool) -> int:
+    """Convert hand-written Buildkite pipelines into pipegen's declarations and prove them equal.
+
+    Renders the result with --all and compares it with the input as Buildkite reads
+    both. Exit 0 when equal, 1 listing what could not be carried over (the files are
+    still written), 2 on bad input.
+
+    \b
+    Example:
+      pipegen import .buildkite/pipeline.yml
+      pipegen import .buildkite/pipeline.yml .buildkite/release.yml --out ci/ --force
+    """
+    from pipegen.commands.import_ import ImportArgs
+    from pipegen.commands.import_ import main as import_main
+
+    return import_main(ImportArgs(files, out_dir, force), sys.stdout)
+
+
 def main() -> None:
     try:
         cli(prog_name="pipegen")

@@ -1,0 +1,139 @@
+"""`pipegen import FILE...`: read Buildkite pipelines, write pipegen's declarations, render them back with
+`--all` and compare with the input as Buildkite reads both (the I/O edge; the work is pipegen/importer/)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from typing import Any, Sequence, TextIO
+
+import yaml
+
+from pipegen.errors import PipegenError, UsageError
+from pipegen.importer.pipeline import Pipeline
+
+WRITTEN = ("pipegen.yaml", "hardware.yaml", "steps")
+
+
+@dataclass(frozen=True)
+class ImportArgs:
+    files: tuple[str, ...]
+    out_dir: str | None = None
+    force: bool = False
+
+
+def main(args: ImportArgs, out: TextIO) -> int:
+    from pipegen.declarations.locate import repository_root
+    from pipegen.importer import expand
+    from pipegen.importer.convert import convert
+    from pipegen.importer.report import report
+
+    out_dir = os.path.abspath(args.out_dir or _default_dir(args.files[0]))
+    root = os.path.abspath(repository_root(out_dir if os.path.isdir(out_dir) else os.path.dirname(out_dir)))
+    _refuse_overwrite(out_dir, args.force)
+    pipelines = [_read(path, root) for path in args.files]
+    folders = _folders(root)
+    missing: list[str] = []
+    notes: list[str] = []
+    for pipeline in pipelines:
+        expand.splice_uploads(pipeline, lambda paths: _read_upload(paths, root), missing, notes)
+        expand.monorepo_diff(pipeline, folders, missing, notes)
+        expand.if_changed(pipeline, folders, missing, notes)
+    relative = os.path.relpath(out_dir, root).replace(os.sep, "/")
+    result = convert(pipelines, relative)
+    result.missing[:0], result.notes[:0] = missing, notes
+    _write(out_dir, result.files, args.force)
+    differences = _render_back(root, f"{relative}/pipegen.yaml", result)
+    out.write(report(result, differences, relative, [_display(p, root) for p in args.files]))
+    return 1 if result.missing or differences else 0
+
+
+def _default_dir(first: str) -> str:
+    """The .buildkite/ beside the first file (the file's own folder when that is one)."""
+    folder = os.path.dirname(os.path.abspath(first))
+    return folder if os.path.basename(folder) == ".buildkite" else os.path.join(folder, ".buildkite")
+
+
+def _display(path: str, root: str) -> str:
+    relative = os.path.relpath(os.path.abspath(path), root)
+    return path if relative.startswith("..") else relative.replace(os.sep, "/")
+
+
+def _read(path: str, root: str) -> Pipeline:
+    from pipegen.declarations.yamlio import load_file
+    from pipegen.importer.pipeline import read_pipeline
+
+    display = _display(path, root)
+    return read_pipeline(load_file(path, display), display)
+
+
+def _read_upload(paths: Sequence[str], root: str) -> Pipeline | str:
+    """The first of the files an upload names that exists in the repository (the agent's default list)."""
+    for path in paths:
+        if os.path.isfile(os.path.join(root, path)):
+            try:
+                return _read(os.path.join(root, path), root)
+            except PipegenError as exc:
+                return f"the uploaded {path} does not read: {exc}"
+    return f"it uploads {paths[0]}, which is not a file in the repository (a generated pipeline?); not importable"
+
+
+def _folders(root: str) -> list[str]:
+    """The repository's folders (from git's tracked files; from the disk outside a git repository)."""
+    from pipegen.selection.git import index_blobs
+
+    try:
+        files = list(index_blobs(root, os.environ)[0])
+    except PipegenError:
+        files = []
+        for folder, subs, names in os.walk(root):
+            subs[:] = [s for s in subs if s != ".git"]
+            files += [os.path.relpath(os.path.join(folder, n), root).replace(os.sep, "/") for n in names]
+    return sorted({"/".join(parts[:i]) for parts in (f.split("/") for f in files) for i in range(1, len(parts))})
+
+
+def _refuse_overwrite(out_dir: str, force: bool) -> None:
+    existing = [name for name in WRITTEN if os.path.exists(os.path.join(out_dir, name))]
+    if existing and not force:
+        raise UsageError(f"{os.path.join(out_dir, existing[0])} exists: pipegen import never overwrites "
+                         "declarations", fix="pass --force to replace them, or --out DIR for another folder")
+
+
+def _write(out_dir: str, files: dict[str, Any], force: bool) -> None:
+    steps = os.path.join(out_dir, "steps")
+    if force and os.path.isdir(steps):
+        shutil.rmtree(steps)  # a steps file left from before would load beside the new ones
+    try:
+        for name, data in files.items():
+            path = os.path.join(out_dir, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120))
+    except OSError as exc:
+        raise UsageError(f"cannot write {exc.filename}: {exc.strerror}", fix="pass a writable --out DIR") from None
+
+
+def _render_back(root: str, config: str, result: Any) -> list[Any]:
+    """The written declarations rendered with --all, compared with the input; a failure to load or render
+    is one more thing not carried over."""
+    from pipegen.declarations.load import load
+    from pipegen.importer.compare import Difference, compare
+    from pipegen.importer.pipeline import read_pipeline
+    from pipegen.importer.view import read_view
+    from pipegen.model import ChangeSet, Options
+    from pipegen.render.pipeline import render_pipeline
+    from pipegen.selection.decide import decide
+    from pipegen.selection.inputs import own_inputs
+
+    try:
+        decl = load(root, config, {})
+        selection = decide(decl, ChangeSet((), reason="pipegen import"), Options(run_all="--all"), own_inputs(decl))
+        text = render_pipeline(decl, selection).text
+    except PipegenError as exc:
+        result.missing.append(f"the written declarations do not render: {exc}")
+        return []
+    rendered = read_view(read_pipeline(yaml.safe_load(text), "rendered"))
+    expected = {ident: record for view in result.views for ident, record in view.items()}
+    differences: list[Difference] = compare(expected, rendered)
+    return differences

@@ -1,0 +1,185 @@
+"""What Buildkite adds to a pipeline at run time, made static: the steps a `pipeline upload` of a file in
+the repository brings, the steps the monorepo-diff plugin uploads for its watched paths, and the
+`if_changed` path rules, each turned into the steps' `source_file_dependencies` (paths.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from typing import Callable, Sequence
+
+from pipegen.importer import paths
+from pipegen.importer.pipeline import Node, Pipeline, read_step
+
+UPLOAD = re.compile(r"^\s*buildkite-agent\s+pipeline\s+upload\b(?P<args>.*)$")
+DEFAULT_UPLOADS = ("buildkite.yml", "buildkite.yaml", "buildkite.json", ".buildkite/pipeline.yml",
+                   ".buildkite/pipeline.yaml", ".buildkite/pipeline.json", "buildkite/pipeline.yml",
+                   "buildkite/pipeline.yaml", "buildkite/pipeline.json")
+# The fields of a step the plugin's Go structure keeps (buildkite-plugins v1 Step); it drops the rest.
+PLUGIN_STEP_FIELDS = ("group", "trigger", "label", "branches", "if", "build", "command", "commands", "agents",
+                      "artifact_paths", "artifacts", "env", "plugins", "async", "soft_fail", "retry", "notify",
+                      "depends_on", "key", "secrets", "steps", "allow_dependency_failure", "matrix")
+PLUGIN_OPTIONS = ("diff", "wait", "log_level", "interpolation", "watch", "env", "notify", "hooks", "meta_data")
+DEFAULT_DIFF = "git diff --name-only HEAD~1"
+
+
+def upload_paths(node: Node) -> list[str] | str | None:
+    """The files a step's `buildkite-agent pipeline upload` reads (its default files when it names none);
+    a reason when it uploads a script's output; None when the step uploads nothing."""
+    value = node.fields.get("command", node.fields.get("commands"))
+    lines = [str(v) for v in (value if isinstance(value, list) else [value] if value is not None else [])]
+    lines = [part for line in lines for part in line.splitlines() if part.strip()]
+    uploads = [line for line in lines if "pipeline upload" in line]
+    if not uploads:
+        return None
+    match = UPLOAD.match(uploads[0]) if len(lines) == 1 else None
+    if match is None or re.search(r"[|<>;&`]|\$\(", lines[0]):
+        return "it uploads a generated pipeline (a command's output, or an upload among other commands)"
+    try:
+        words = shlex.split(match["args"])
+    except ValueError:
+        return "its upload command does not parse"
+    files = [w for w in words if not w.startswith("-")]
+    if len(files) != len([w for w in words if w not in ("--replace", "--no-interpolation")]):
+        return "its upload takes options pipegen import does not follow"
+    return files or list(DEFAULT_UPLOADS)
+
+
+def splice_uploads(pipeline: Pipeline, read: Callable[[list[str]], Pipeline | str], missing: list[str],
+                   notes: list[str]) -> None:
+    """Each step that uploads a static file is replaced by that file's steps (`read`: the paths -> the
+    pipeline, or why not); a generated pipeline is named as not importable."""
+    out: list[Node] = []
+    for node in pipeline.steps:
+        found = upload_paths(node) if node.kind == "command" else None
+        if found is None:
+            out.append(node)
+            continue
+        if isinstance(found, str):
+            missing.append(f"{node.where}: step '{node.label or node.key}': {found}; not importable")
+            out.append(node)
+            continue
+        uploaded = read(found)
+        if isinstance(uploaded, str):
+            missing.append(f"{node.where}: step '{node.label or node.key}': {uploaded}")
+            out.append(node)
+            continue
+        notes.append(f"{node.where}: the upload of {uploaded.file} is replaced by its {len(uploaded.steps)} steps")
+        for step in uploaded.steps:
+            _fold_top(step, uploaded.top)
+        out.extend(uploaded.steps)
+    pipeline.steps = out
+
+
+def _fold_top(node: Node, top: dict) -> None:
+    """An uploaded file's own env and agents hold for its steps only: they move onto them."""
+    for child in [node, *node.children]:
+        if child.kind != "command":
+            continue
+        for name in ("env", "agents"):
+            if isinstance(top.get(name), dict):
+                child.fields[name] = {**top[name], **(child.fields.get(name) or {})}
+
+
+def plugin_flavour(name: str) -> str:
+    """How a monorepo-diff plugin reference reads watch paths (paths.py): grep, prefix or glob."""
+    version = re.search(r"#v?(\d+)(?:\.(\d+))?(?:\.(\d+))?", name)
+    numbers = tuple(int(n or 0) for n in version.groups()) if version else None
+    if re.search(r"(chronotc|monebag)/monorepo-diff", name) and numbers is not None:
+        if numbers[0] < 2:
+            return "grep"
+        if numbers < (2, 0, 4):
+            return "prefix"
+    return "glob"
+
+
+def monorepo_diff(pipeline: Pipeline, folders: Sequence[str], missing: list[str], notes: list[str]) -> None:
+    """A monorepo-diff step -> the steps it uploads, each selected by the watch paths that upload it."""
+    out: list[Node] = []
+    for node in pipeline.steps:
+        plugin = _plugin(node)
+        if plugin is None:
+            out.append(node)
+            continue
+        name, options = plugin
+        out.extend(_watched(node, name, options, folders, missing, notes))
+    pipeline.steps = out
+
+
+def _plugin(node: Node) -> tuple[str, dict] | None:
+    plugins = node.fields.get("plugins")
+    items = list(plugins.items()) if isinstance(plugins, dict) else \
+        [next(iter(p.items())) for p in plugins or () if isinstance(p, dict) and p]
+    for name, options in items:
+        if "monorepo-diff" in name:
+            return name, options if isinstance(options, dict) else {}
+    return None
+
+
+def _watched(node: Node, name: str, options: dict, folders: Sequence[str], missing: list[str],
+             notes: list[str]) -> list[Node]:
+    where = f"{node.where}: monorepo-diff step '{node.label or node.key}'"
+    for option in options:
+        if option not in ("diff", "wait", "log_level", "watch", "env", "interpolation"):
+            missing.append(f"{where}: its '{option}' option")
+    if options.get("diff", DEFAULT_DIFF) != DEFAULT_DIFF:
+        notes.append(f"{where}: its diff is '{options['diff']}'; pipegen diffs against the merge base")
+    flavour = plugin_flavour(name)
+    steps: dict[str, Node] = {}
+    for index, watch in enumerate(options.get("watch") or ()):
+        for problem in ("default", "except_path", "regex_paths"):
+            if isinstance(watch, dict) and watch.get(problem) not in (None, False):
+                missing.append(f"{where}: watch {index + 1}'s {problem} (no source_file_dependencies express it)")
+        try:
+            entries, more = paths.watch_rule(watch.get("path"), watch.get("skip_path"), flavour, folders)
+        except paths.Untranslatable as exc:
+            missing.append(f"{where}: {exc}")
+            continue
+        notes += [f"{where}: {text}" for text in more]
+        configs = watch.get("config")
+        for config in configs if isinstance(configs, list) else [configs] if isinstance(configs, dict) else []:
+            _add(steps, config, entries, node, options, missing, where)
+    out = list(steps.values())
+    if options.get("wait"):
+        out.append(Node("wait", {}, node.where))
+    notes.append(f"{where} ({flavour} paths) is replaced by the {len(steps)} steps it uploads, each selected by "
+                 "its watch paths")
+    return out
+
+
+def _add(steps: dict[str, Node], config: dict, entries: list[str], node: Node, options: dict,
+         missing: list[str], where: str) -> None:
+    dropped = [k for k in config if k not in PLUGIN_STEP_FIELDS]
+    if dropped:
+        missing.append(f"{where}: a watched step's {', '.join(dropped)} (the plugin drops them; not imported)")
+    fields = {k: v for k, v in config.items() if k in PLUGIN_STEP_FIELDS}
+    if "artifacts" in fields:
+        fields["artifact_paths"] = fields.pop("artifacts")
+    if isinstance(options.get("env"), dict):
+        fields["env"] = {**options["env"], **(fields.get("env") or {})}
+    identity = json.dumps(fields, sort_keys=True, default=str)  # the plugin uploads equal steps once
+    if identity not in steps:
+        steps[identity] = read_step(fields, node.where, node.where.file)
+        steps[identity].watch = ()
+    merged = list(steps[identity].watch or ()) + [e for e in entries if e not in (steps[identity].watch or ())]
+    steps[identity].watch = tuple(merged)
+
+
+def if_changed(pipeline: Pipeline, folders: Sequence[str], missing: list[str], notes: list[str]) -> None:
+    """Each `if_changed` -> the step's (or the group's) source_file_dependencies."""
+    for node in pipeline.steps:
+        for item in [node, *node.children]:
+            if "if_changed" not in item.fields:
+                continue
+            if item is not node and "if_changed" in node.fields:
+                missing.append(f"{item.where}: if_changed on both a group and its step '{item.label}'")
+                continue
+            try:
+                entries, more = paths.if_changed_rule(item.fields["if_changed"], folders)
+            except paths.Untranslatable as exc:
+                missing.append(f"{item.where}: {exc}")
+                continue
+            item.watch = tuple(entries)
+            notes += [f"{item.where}: {text}" for text in more]

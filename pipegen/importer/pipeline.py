@@ -1,0 +1,127 @@
+"""A parsed Buildkite pipeline file -> Nodes, each step of the kind Buildkite reads it as.
+
+Buildkite tells a step's kind by its shape: a bare string (`wait`, `block`, `input`), a `type`, or the
+key that names it (`wait`/`waiter`, `block`/`manual`, `input`, `trigger`, `group`); anything else
+with `command`, `commands` or `plugins` is a command step. Something else is bad input (exit 2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipegen.errors import DeclarationError
+from pipegen.model import Location
+
+STRING_STEPS = {"wait": "wait", "waiter": "wait", "block": "block", "input": "input"}
+NAMING_KEYS = (("wait", "wait"), ("waiter", "wait"), ("block", "block"), ("manual", "block"), ("input", "input"),
+               ("trigger", "trigger"), ("group", "group"))
+COMMAND_KEYS = ("command", "commands", "plugins", "script")
+TOP_FIELDS = ("steps", "env", "agents", "notify", "secrets", "image", "priority", "if_changed")
+
+
+@dataclass
+class Node:
+    """One step as written: its kind, its fields (plain data; a group's without `steps`), its children."""
+
+    kind: str
+    fields: dict[str, Any]
+    where: Location
+    children: list["Node"] = field(default_factory=list)
+    watch: tuple[str, ...] | None = None  # source_file_dependencies a path rule gave it (paths.py)
+    ident: str = ""  # the key it has, or the one the import gives it (convert.py)
+
+    @property
+    def key(self) -> str | None:
+        for name in ("key", "identifier", "id"):
+            if isinstance(self.fields.get(name), str):
+                return self.fields[name]
+        return None
+
+    @property
+    def label(self) -> str | None:
+        names = ("label", "name", self.kind) if self.kind in ("group", "block", "input") else ("label", "name")
+        value = next((self.fields[n] for n in names if isinstance(self.fields.get(n), str)), None)
+        return value
+
+
+@dataclass
+class Pipeline:
+    """A pipeline file: its steps and its pipeline-level fields."""
+
+    file: str
+    steps: list[Node]
+    top: dict[str, Any] = field(default_factory=dict)  # env, agents, notify, ...
+
+
+def plain(value: Any) -> Any:
+    """Parsed YAML (LocDict/LocList) as plain dicts and lists, for writing and comparing."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def read_pipeline(data: Any, file: str) -> Pipeline:
+    """A parsed pipeline file (yamlio's LocDict/LocList) as Nodes."""
+    where = Location(file, 1, 1)
+    if isinstance(data, list):
+        return Pipeline(file, read_steps(data, file))
+    if not isinstance(data, dict) or "steps" not in data:
+        raise DeclarationError("not a Buildkite pipeline: it has no 'steps:'", where,
+                               "give the pipeline.yml that 'buildkite-agent pipeline upload' reads")
+    unknown = [name for name in data if name not in TOP_FIELDS]
+    if unknown:
+        raise DeclarationError(f"unknown pipeline field '{unknown[0]}'", data.loc(unknown[0]),
+                               f"a pipeline's fields are {', '.join(TOP_FIELDS)}")
+    steps = data["steps"]
+    if not isinstance(steps, list):
+        raise DeclarationError("'steps' must be a list of steps", data.loc("steps"), "write '- command: ...' items")
+    return Pipeline(file, read_steps(steps, file), {k: plain(v) for k, v in data.items() if k != "steps"})
+
+
+def read_steps(steps: list[Any], file: str, inside_group: bool = False) -> list[Node]:
+    out: list[Node] = []
+    for index, raw in enumerate(steps):
+        where = steps.loc(index) if hasattr(steps, "loc") else Location(file)
+        if raw is None:
+            continue  # `- ` with nothing: Buildkite skips an empty item
+        out.append(read_step(raw, where, file, inside_group))
+    return out
+
+
+def read_step(raw: Any, where: Location, file: str, inside_group: bool = False) -> Node:
+    if isinstance(raw, str):
+        if raw not in STRING_STEPS:
+            raise DeclarationError(f"'{raw}' is not a step", where,
+                                   "a step is a mapping, or one of the words wait, block, input")
+        return Node(STRING_STEPS[raw], {}, where)
+    if not isinstance(raw, dict):
+        raise DeclarationError("a step must be a mapping", where, "write '- command: ...'")
+    kind = _kind(raw, where)
+    fields = {k: plain(v) for k, v in raw.items() if not (kind == "group" and k == "steps")}
+    node = Node(kind, fields, where)
+    if kind == "group":
+        if inside_group:
+            raise DeclarationError("a group inside a group", where, "Buildkite's groups hold steps, not other groups")
+        children = raw.get("steps")
+        if not isinstance(children, list):
+            raise DeclarationError("a group needs a 'steps:' list", where, "add 'steps:' with the group's steps")
+        node.children = read_steps(children, file, inside_group=True)
+    return node
+
+
+def _kind(raw: dict[str, Any], where: Location) -> str:
+    declared = raw.get("type")
+    if isinstance(declared, str):
+        kinds = dict(NAMING_KEYS) | {"command": "command", "script": "command"}
+        if declared in kinds:
+            return kinds[declared]
+    for name, kind in NAMING_KEYS:
+        if name in raw:
+            return kind
+    if any(name in raw for name in COMMAND_KEYS):
+        return "command"
+    raise DeclarationError("a step with no command, commands, plugins, trigger, group, wait, block or input", where,
+                           "give it 'command: ...' (or the field of the step kind it is)")

@@ -1,0 +1,143 @@
+"""`pipegen import`: a hand-written Buildkite pipeline -> pipegen's declarations, rendered back and compared.
+
+What real pipelines (JuliaGPU's, buildkite/agent's, elastic's, monorepo-diff users') broke, as small
+synthetic inputs; the fetched pipelines themselves are never copied here."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+from click.testing import CliRunner
+
+from pipegen.cli import cli
+
+from ..helpers import commit_files, git_repo
+
+
+def run(root, *args):
+    return CliRunner().invoke(cli, ["import", *[str(root / a) if a.endswith((".yml", ".yaml")) else a for a in args]],
+                              env={"PIPEGEN_CACHE_DIR": ""})
+
+
+def written(root, name):
+    return yaml.safe_load((root / ".buildkite" / name).read_text())
+
+
+def steps_of(root):
+    return [s for f in sorted((root / ".buildkite/steps").iterdir()) for s in yaml.safe_load(f.read_text())["steps"]]
+
+
+PIPELINE = """\
+env: {GLOBAL: "1"}
+steps:
+  - label: ":go: test"
+    command: go test ./...
+    agents: {queue: linux}
+    if_changed: ["src/**", "go.{mod,sum}"]
+  - label: lint
+    command: make lint
+    agents: {queue: linux}
+  - wait
+  - group: Docs
+    key: docs-group
+    steps:
+      - name: build docs
+        key: docs
+        commands: [make docs, "echo $$HOME"]
+        if_changed: {include: "docs/*", exclude: docs/x.md}
+  - wait: ~
+    continue_on_failure: true
+  - label: Deploy
+    command: ./deploy
+    agents: {queue: deploy, os: linux}
+    depends_on: docs-group
+"""
+
+
+def repo(tmp_path, pipeline=PIPELINE, files=None):
+    return git_repo(tmp_path / "r", {".buildkite/pipeline.yml": pipeline, "src/a.go": "package a\n",
+                                     "docs/a.md": "# a\n", "go.mod": "module a\n", **(files or {})})
+
+
+def test_a_pipeline_becomes_a_config_steps_files_and_families(tmp_path):
+    root = repo(tmp_path)
+    result = run(root, ".buildkite/pipeline.yml")
+    assert "Traceback" not in result.output and result.exit_code in (0, 1), result.output
+    assert written(root, "pipegen.yaml") == {
+        "steps": [".buildkite/steps"], "hardware": ".buildkite/hardware.yaml", "no_dependencies": "run",
+        "unselected": "skip", "interpolate": ["*"]}
+    assert written(root, "hardware.yaml")["families"] == {
+        "linux": {"vendor": "cpu", "queue": "linux", "template": "plain"},
+        "deploy": {"vendor": "cpu", "queue": "deploy", "template": "plain"}}
+    test, lint, docs, deploy = steps_of(root)
+    assert test["source_file_dependencies"] == ["src/**", "go.mod", "go.sum"] and "if_changed" not in test
+    assert "source_file_dependencies" not in lint  # watched nothing: runs on every build, as before
+    assert docs["depends_on"] == ["test", "lint"]  # the wait: every step before it
+    assert docs["source_file_dependencies"] == ["docs/*", "!docs/x.md"]
+    # the group key stands for its steps; continue_on_failure allows their failure
+    assert deploy["depends_on"] == [{"step": "docs", "allow_failure": True}]
+    assert deploy["hardware"] == ["deploy"] and deploy["agents"] == {"os": "linux"}
+    assert yaml.safe_load((root / ".buildkite/steps/01-pipeline.yaml").read_text())["defaults"] == {
+        "env": {"GLOBAL": "1"}}
+    assert "Selected by the paths they watched: 2 steps (test, docs)" in result.output
+
+
+def test_select_on_the_imported_declarations_runs_what_if_changed_ran(tmp_path):
+    root = repo(tmp_path)
+    run(root, ".buildkite/pipeline.yml")
+    commit_files(root, {}, "import")
+    commit_files(root, {"docs/b.md": "b\n"})
+    select = CliRunner().invoke(cli, ["select", "--root", str(root), "--base", "HEAD~1", "--format", "json"],
+                                env={"PIPEGEN_CACHE_DIR": ""})
+    actions = {s["key"]: s["action"] for s in json.loads(select.stdout)["steps"]}
+    assert actions == {"test": "block", "lint": "run", "docs": "run", "deploy": "run"}, select.output
+
+
+def test_a_selected_step_that_others_depend_on_is_named(tmp_path):
+    # pipegen runs what a selected step depends on; if_changed skipped it and ran the dependent anyway.
+    result = run(repo(tmp_path), ".buildkite/pipeline.yml")
+    assert "step 'test' is a dependency of 'docs': pipegen runs it whenever 'docs' runs (its path rule " \
+           "skipped it before)" in result.output, result.output
+
+
+def test_it_never_overwrites_declarations_without_force(tmp_path):
+    root = repo(tmp_path)
+    run(root, ".buildkite/pipeline.yml")
+    (root / ".buildkite/steps/99-mine.yaml").write_text("steps: []\n")
+    again = run(root, ".buildkite/pipeline.yml")
+    assert again.exit_code == 2
+    assert again.output.startswith("pipegen: error: ") and "pipegen import never overwrites declarations" in again.output
+    assert "--force" in again.output
+    forced = run(root, ".buildkite/pipeline.yml", "--force")
+    assert forced.exit_code in (0, 1) and not (root / ".buildkite/steps/99-mine.yaml").exists()
+
+
+def test_bad_input_is_named_by_file_line_and_column(tmp_path):
+    root = repo(tmp_path, "steps:\n  - label: a\n    command: make\n  - label: b\n    env: {}\n")
+    result = run(root, ".buildkite/pipeline.yml")
+    assert result.exit_code == 2
+    assert result.output.startswith("pipegen: error: .buildkite/pipeline.yml:4:5: a step with no command"), result.output
+    assert not (root / ".buildkite/pipegen.yaml").exists()
+
+
+def test_the_same_key_in_two_files_is_renamed_with_a_note(tmp_path):
+    # elastic's pipelines: `key: build` in pipeline.yml and in pipeline.release.yml.
+    root = repo(tmp_path, "steps:\n  - {label: Build, key: build, command: make}\n",
+                {".buildkite/release.yml": "steps:\n  - {label: Build, key: build, command: make release}\n"
+                                           "  - {label: Publish, command: publish, depends_on: build}\n"})
+    result = run(root, ".buildkite/pipeline.yml", ".buildkite/release.yml")
+    assert ".buildkite/release.yml:2:5: key 'build' is also a key in .buildkite/pipeline.yml: renamed " \
+           "'build-release'" in result.output, result.output
+    assert [(s["key"], s.get("depends_on")) for s in steps_of(root)] == [
+        ("build", None), ("build-release", None), ("publish", ["build-release"])]
+
+
+def test_a_step_kind_the_format_cannot_hold_exits_1_naming_it(tmp_path):
+    root = repo(tmp_path, "steps:\n  - {label: a, command: make}\n  - block: Release?\n    key: ok\n"
+                          "  - trigger: deploy-pipeline\n    label: Deploy\n")
+    result = run(root, ".buildkite/pipeline.yml")
+    assert result.exit_code == 1
+    assert ".buildkite/pipeline.yml:3:5: a block step 'Release?'" in result.output
+    assert ".buildkite/pipeline.yml:5:5: a trigger step 'Deploy'" in result.output
+    assert (root / ".buildkite/pipegen.yaml").exists()  # what could be carried over is written
