@@ -32,12 +32,12 @@ def main(args: ImportArgs, out: TextIO) -> int:
     out_dir = os.path.abspath(args.out_dir or _default_dir(args.files[0]))
     root = os.path.abspath(repository_root(out_dir if os.path.isdir(out_dir) else os.path.dirname(out_dir)))
     _refuse_overwrite(out_dir, args.force)
-    pipelines = [_read(path, root) for path in args.files]
-    folders = _folders(root)
     missing: list[str] = []
     notes: list[str] = []
+    pipelines = [_read(path, root, notes) for path in args.files]
+    folders = _folders(root)
     for pipeline in pipelines:
-        expand.splice_uploads(pipeline, lambda paths: _read_upload(paths, root), missing, notes)
+        expand.splice_uploads(pipeline, lambda paths: _read_upload(paths, root, notes), missing, notes)
         expand.monorepo_diff(pipeline, folders, missing, notes)
         expand.if_changed(pipeline, folders, missing, notes)
     relative = os.path.relpath(out_dir, root).replace(os.sep, "/")
@@ -60,20 +60,20 @@ def _display(path: str, root: str) -> str:
     return path if relative.startswith("..") else relative.replace(os.sep, "/")
 
 
-def _read(path: str, root: str) -> Pipeline:
+def _read(path: str, root: str, notes: list[str]) -> Pipeline:
     from pipegen.declarations.yamlio import load_file
     from pipegen.importer.pipeline import read_pipeline
 
     display = _display(path, root)
-    return read_pipeline(load_file(path, display), display)
+    return read_pipeline(load_file(path, display, duplicates=notes), display)
 
 
-def _read_upload(paths: Sequence[str], root: str) -> Pipeline | str:
+def _read_upload(paths: Sequence[str], root: str, notes: list[str]) -> Pipeline | str:
     """The first of the files an upload names that exists in the repository (the agent's default list)."""
     for path in paths:
         if os.path.isfile(os.path.join(root, path)):
             try:
-                return _read(os.path.join(root, path), root)
+                return _read(os.path.join(root, path), root, notes)
             except PipegenError as exc:
                 return f"the uploaded {path} does not read: {exc}"
     return f"it uploads {paths[0]}, which is not a file in the repository (a generated pipeline?); not importable"
@@ -93,6 +93,14 @@ def _folders(root: str) -> list[str]:
     return sorted({"/".join(parts[:i]) for parts in (f.split("/") for f in files) for i in range(1, len(parts))})
 
 
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings (scripts, `if` conditions) as literal blocks, as people write them."""
+
+
+_Dumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
+    "tag:yaml.org,2002:str", text, style="|" if "\n" in text.strip("\n") else None))
+
+
 def _refuse_overwrite(out_dir: str, force: bool) -> None:
     existing = [name for name in WRITTEN if os.path.exists(os.path.join(out_dir, name))]
     if existing and not force:
@@ -109,7 +117,7 @@ def _write(out_dir: str, files: dict[str, Any], force: bool) -> None:
             path = os.path.join(out_dir, name)
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w", encoding="utf-8") as handle:
-                handle.write(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120))
+                handle.write(yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120))
     except OSError as exc:
         raise UsageError(f"cannot write {exc.filename}: {exc.strerror}", fix="pass a writable --out DIR") from None
 

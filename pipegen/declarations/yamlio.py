@@ -59,6 +59,7 @@ class _LocLoader(_Loader):  # type: ignore[misc, valid-type]
     file = "<yaml>"
     _depth = 0
     _repeated = 0
+    _duplicates: list[str] | None = None  # given: a duplicate key is recorded here, the last one kept
 
     def resolve(self, kind, value, implicit):  # noqa: ANN001
         """PyYAML's tag for a node, remembered: without path resolvers it depends on these three alone,
@@ -117,6 +118,12 @@ class _LocLoader(_Loader):  # type: ignore[misc, valid-type]
                 raise DeclarationError("a mapping key must be a plain value", _where(self.file, key_node.start_mark)) from None
             if seen and index >= merged and marks[key] is not None:
                 first = marks[key].line + 1
+                if self._duplicates is not None:  # read as Buildkite reads it (go-pipeline keeps the last)
+                    self._duplicates.append(f"{_where(self.file, key_node.start_mark)}: key {key!r} is written "
+                                            f"twice (first on line {first}): the last one counts, as in Buildkite")
+                    del out[key]
+                    out[key] = self.construct_object(value_node, deep=True)
+                    continue
                 raise DeclarationError(
                     f"duplicate key {key!r} (first written on line {first}; YAML keeps only the last)",
                     _where(self.file, key_node.start_mark),
@@ -148,10 +155,12 @@ _LocLoader.add_constructor("tag:yaml.org,2002:map", _LocLoader.construct_mapping
 _LocLoader.add_constructor("tag:yaml.org,2002:seq", _LocLoader.construct_sequence)
 
 
-def load_text(text: str, file: str) -> Any:
-    """Parse YAML text; syntax errors become a DeclarationError naming the line."""
+def load_text(text: str, file: str, duplicates: list[str] | None = None) -> Any:
+    """Parse YAML text; syntax errors become a DeclarationError naming the line. `duplicates`: a key
+    written twice in a mapping is said there (the last kept) instead of being an error."""
     loader = _LocLoader(text)
     loader.file = file
+    loader._duplicates = duplicates
     loader._sizes, loader._seen, loader._anchors = {}, set(), "&" in text
     try:
         return loader.get_single_data()
@@ -175,7 +184,7 @@ def load_text(text: str, file: str) -> Any:
         loader.dispose()
 
 
-def load_file(path: str, display: str | None = None) -> Any:
+def load_file(path: str, display: str | None = None, duplicates: list[str] | None = None) -> Any:
     """Read and parse one YAML file; `display` is the name used in messages."""
     name = display or path
     try:
@@ -185,4 +194,4 @@ def load_file(path: str, display: str | None = None) -> Any:
         raise DeclarationError("file not found", Location(name), fix="check the path or create the file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise DeclarationError(f"cannot read the file: {exc}", Location(name)) from None
-    return load_text(text, name)
+    return load_text(text, name, duplicates)

@@ -80,7 +80,6 @@ def convert(pipelines: list[Pipeline], out_dir: str) -> Imported:
     assign_idents(pipelines, result.notes)
     families = Families()
     number = 0
-    external: list[str] = []
     for pipeline in pipelines:
         view = read_view(pipeline)
         result.views.append(view)
@@ -88,7 +87,8 @@ def convert(pipelines: list[Pipeline], out_dir: str) -> Imported:
         for name, data in _steps_files(pipeline, view, families, result):
             number += 1
             result.files[f"steps/{number:02d}-{name}.yaml"] = data
-        external += [d for r in view.values() for d in r.deps if d not in view and d not in external]
+    known = {ident for view in result.views for ident in view}
+    external = list(dict.fromkeys(d for view in result.views for r in view.values() for d in r.deps if d not in known))
     _dependencies_selected(result)
     inventory = families.inventory()
     config: dict[str, Any] = {"steps": [f"{out_dir}/steps"]}
@@ -178,7 +178,7 @@ def _step(node: Node, group: Node | None, record: Record, pipeline: Pipeline, vi
         if name in record.fields:
             step[name] = record.fields[name]
     depends = [d if not allow else {"step": d, "allow_failure": True} for d, allow in record.deps.items()
-               if d not in view or view[d].kind in ("command", "wait")]
+               if d not in view or view[d].kind == "command"]
     if depends:
         step["depends_on"] = depends
     family, rest = families.place({**tags(pipeline.top.get("agents")), **tags(node.fields.get("agents"))})

@@ -120,7 +120,7 @@ def normal_fields(node: Node, top: dict[str, Any]) -> dict[str, Any]:
         out["commands"] = "\n".join(lines)
     if node.kind == "command":
         for name in ("env", "agents"):
-            merged = {**_tags(top.get(name)), **_tags(out.get(name))}
+            merged = {k: _text(v) for k, v in {**_tags(top.get(name)), **_tags(out.get(name))}.items()}
             if merged:
                 out[name] = merged
     if isinstance(out.get("branches"), str):
@@ -128,6 +128,13 @@ def normal_fields(node: Node, top: dict[str, Any]) -> dict[str, Any]:
     if isinstance(out.get("plugins"), dict):
         out["plugins"] = [{k: v} for k, v in out["plugins"].items()]
     return out
+
+
+def _text(value: Any) -> Any:
+    """An env or agents value as the job gets it: YAML's `true` and `4` are the strings "true" and "4"."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if isinstance(value, (int, float)) else value
 
 
 def _commands(fields: dict[str, Any]) -> list[str]:
