@@ -81,7 +81,7 @@ def _read_upload(paths: Sequence[str], root: str, notes: list[str]) -> Pipeline 
 
 def _folders(root: str) -> list[str]:
     """The repository's folders (from git's tracked files; from the disk outside a git repository)."""
-    from pipegen.selection.git import index_blobs
+    from pipegen.git import index_blobs
 
     try:
         files = list(index_blobs(root, os.environ)[0])
@@ -93,7 +93,7 @@ def _folders(root: str) -> list[str]:
     return sorted({"/".join(parts[:i]) for parts in (f.split("/") for f in files) for i in range(1, len(parts))})
 
 
-class _Dumper(yaml.SafeDumper):
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
     """Multi-line strings (scripts, `if` conditions) as literal blocks, as people write them."""
 
 
@@ -130,6 +130,7 @@ def _render_back(root: str, config: str, result: Any) -> list[Any]:
     from pipegen.importer.pipeline import read_pipeline
     from pipegen.importer.view import read_view
     from pipegen.model import ChangeSet, Options
+    from pipegen.render import fastyaml
     from pipegen.render.pipeline import render_pipeline
     from pipegen.selection.decide import decide
     from pipegen.selection.inputs import own_inputs
@@ -141,7 +142,7 @@ def _render_back(root: str, config: str, result: Any) -> list[Any]:
     except PipegenError as exc:
         result.missing.append(f"the written declarations do not render: {exc}")
         return []
-    rendered = read_view(read_pipeline(yaml.safe_load(text), "rendered"))
+    rendered = read_view(read_pipeline(fastyaml.load(text), "rendered"))
     expected = {ident: record for view in result.views for ident, record in view.items()}
     differences: list[Difference] = compare(expected, rendered)
     return differences

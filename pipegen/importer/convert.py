@@ -52,7 +52,7 @@ def assign_idents(pipelines: list[Pipeline], notes: list[str]) -> None:
             owner.setdefault(node.ident, pipeline.file) if node.ident else None
     for pipeline in pipelines:  # then the steps without a key, around the keys written
         for node in _walk(pipeline.steps):
-            if not node.ident and node.kind not in ("group", "wait"):
+            if not node.ident and node.kind != "group":
                 node.ident = _unique(slug(node.label or _first_line(node) or node.kind), owner)
                 owner[node.ident] = pipeline.file
 
@@ -127,10 +127,10 @@ def _steps_files(pipeline: Pipeline, view: dict[str, Record], families: Families
     loose: list[Node] = []
 
     def flush() -> None:
-        if loose:
+        if any(node.kind != "wait" or node.ident in view for node in loose):
             files.append((slug(pipeline.file.rsplit("/", 1)[-1].rsplit(".", 1)[0], 40),
                           _file(None, list(loose), pipeline, view, families, result)))
-            loose.clear()
+        loose.clear()
 
     for node in pipeline.steps:
         if node.kind != "group":

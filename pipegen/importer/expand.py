@@ -11,6 +11,7 @@ import shlex
 from typing import Callable, Sequence
 
 from pipegen.importer import paths
+from pipegen.importer.families import tags
 from pipegen.importer.pipeline import Node, Pipeline, read_step
 
 UPLOAD = re.compile(r"^\s*buildkite-agent\s+pipeline\s+upload\b(?P<args>.*)$")
@@ -157,8 +158,8 @@ def _add(steps: dict[str, Node], config: dict, entries: list[str], node: Node, o
     fields = {k: v for k, v in config.items() if k in PLUGIN_STEP_FIELDS}
     if "artifacts" in fields:
         fields["artifact_paths"] = fields.pop("artifacts")
-    if isinstance(options.get("env"), dict):
-        fields["env"] = {**options["env"], **(fields.get("env") or {})}
+    if options.get("env") and ("command" in fields or "commands" in fields):  # the plugin's values win
+        fields["env"] = {**tags(fields.get("env")), **tags(options["env"])}
     identity = json.dumps(fields, sort_keys=True, default=str)  # the plugin uploads equal steps once
     if identity not in steps:
         steps[identity] = read_step(fields, node.where, node.where.file)

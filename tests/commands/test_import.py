@@ -143,3 +143,59 @@ def test_a_step_kind_the_format_cannot_hold_exits_1_naming_it(tmp_path):
     assert ".buildkite/pipeline.yml:3:5: a block step 'Release?'" in result.output
     assert ".buildkite/pipeline.yml:5:5: a trigger step 'Deploy'" in result.output
     assert (root / ".buildkite/pipegen.yaml").exists()  # what could be carried over is written
+
+
+MONOREPO = """\
+steps:
+  - label: lint
+    command: make lint
+  - label: Detect changes
+    plugins:
+      - monorepo-diff#v1.4.0:
+          diff: git diff --name-only origin/main...HEAD
+          wait: true
+          env: [X=1]
+          watch:
+            - path: [services/api/, "libs/*/proto/**"]
+              skip_path: services/api/README.md
+              config: {label: API, command: make api}
+            - path: services/web
+              config: {label: Web, command: make web, timeout_in_minutes: 5}
+            - path: services/api/
+              config: {label: API, command: make api}
+  - label: deploy
+    command: ./deploy
+"""
+
+
+def test_a_monorepo_diff_step_becomes_the_steps_it_uploads(tmp_path):
+    # buildkite/monorepo-example, the plugin's own e2e pipeline: the plugin step is replaced by its watched
+    # steps, each selected by the paths that upload it (the same step under two watches: once, both paths).
+    root = repo(tmp_path, MONOREPO, {"services/api/a.go": "a\n", "services/webapp/x.js": "x\n", "libs/x/proto/a.proto": "p\n"})
+    result = run(root, ".buildkite/pipeline.yml")
+    lint, api, web, deploy = steps_of(root)
+    assert api["source_file_dependencies"] == ["services/api/**", "libs/*/proto/**", "!services/api/README.md*"]  # a raw prefix too
+    assert web["source_file_dependencies"] == ["services/web*"] and "timeout_in_minutes" not in web
+    assert deploy["depends_on"] == ["lint", "api", "web"]  # wait: true waits for what the plugin uploaded
+    assert "watch path 'services/web' is a raw prefix for this plugin version: it also selects services/web* " \
+           "(e.g. services/webs/)" in result.output
+    assert "a watched step's timeout_in_minutes (the plugin drops them; not imported)" in result.output
+    assert "its diff is 'git diff --name-only origin/main...HEAD'; pipegen diffs against the merge base" in result.output
+    commit_files(root, {}, "import")
+    commit_files(root, {"services/webapp/y.js": "y\n"})
+    select = CliRunner().invoke(cli, ["select", "--root", str(root), "--base", "HEAD~1", "--format", "json"],
+                                env={"PIPEGEN_CACHE_DIR": ""})
+    actions = {s["key"]: s["action"] for s in json.loads(select.stdout)["steps"]}
+    assert actions == {"lint": "run", "api": "block", "web": "run", "deploy": "run"}  # what the plugin uploaded
+
+
+def test_what_monorepo_diff_does_that_entries_cannot_is_named(tmp_path):
+    root = repo(tmp_path, "steps:\n  - plugins:\n      - chronotc/monorepo-diff#v1.3.0:\n          watch:\n"
+                          "            - path: 'app/(a|b)'\n              config: {command: x}\n"
+                          "            - path: app/\n              except_path: app/docs/\n              config: {command: y}\n"
+                          "            - default: {command: z}\n")
+    result = run(root, ".buildkite/pipeline.yml")
+    assert result.exit_code == 1
+    assert "watch path 'app/(a|b)' is a regular expression (monorepo-diff v1 greps '^PATH')" in result.output
+    assert "watch 2's except_path (no source_file_dependencies express it)" in result.output
+    assert "watch 3's default (no source_file_dependencies express it)" in result.output
