@@ -251,7 +251,7 @@ def audit(**options: Any) -> int:
 @click.option("--force", is_flag=True, help="Replace existing declarations in DIR (pipegen.yaml, hardware.yaml, "
               "steps/).")
 @_guard
-def import_(files: tuple[str, ...], out_dir: str | None, force: bool) -> int:
+def import_(**options: Any) -> int:
     """Convert hand-written Buildkite pipelines into pipegen's declarations and prove them equal.
 
     Renders the result with --all and compares it with the input as Buildkite reads
@@ -263,10 +263,9 @@ def import_(files: tuple[str, ...], out_dir: str | None, force: bool) -> int:
       pipegen import .buildkite/pipeline.yml
       pipegen import .buildkite/pipeline.yml .buildkite/release.yml --out ci/ --force
     """
-    from pipegen.commands.import_ import ImportArgs
-    from pipegen.commands.import_ import main as import_main
+    from pipegen.commands.import_ import ImportOptions, main
 
-    return import_main(ImportArgs(files, out_dir, force), sys.stdout)
+    return main(ImportOptions(**options, environ=os.environ), sys.stdout)
 
 
 def main() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
-from typing import Any, Sequence, TextIO
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence, TextIO
 
 import yaml
 
@@ -17,13 +17,14 @@ WRITTEN = ("pipegen.yaml", "hardware.yaml", "steps")
 
 
 @dataclass(frozen=True)
-class ImportArgs:
+class ImportOptions:
     files: tuple[str, ...]
     out_dir: str | None = None
     force: bool = False
+    environ: Mapping[str, str] = field(default_factory=dict)  # git's environment (the tracked folders)
 
 
-def main(args: ImportArgs, out: TextIO) -> int:
+def main(args: ImportOptions, out: TextIO) -> int:
     from pipegen.declarations.locate import repository_root
     from pipegen.importer import expand
     from pipegen.importer.convert import convert
@@ -35,7 +36,7 @@ def main(args: ImportArgs, out: TextIO) -> int:
     missing: list[str] = []
     notes: list[str] = []
     pipelines = [_read(path, root, notes) for path in args.files]
-    folders = _folders(root)
+    folders = _folders(root, args.environ)
     for pipeline in pipelines:
         expand.splice_uploads(pipeline, lambda paths: _read_upload(paths, root, notes), missing, notes)
         expand.monorepo_diff(pipeline, folders, missing, notes)
@@ -79,12 +80,12 @@ def _read_upload(paths: Sequence[str], root: str, notes: list[str]) -> Pipeline 
     return f"it uploads {paths[0]}, which is not a file in the repository (a generated pipeline?); not importable"
 
 
-def _folders(root: str) -> list[str]:
+def _folders(root: str, environ: Mapping[str, str]) -> list[str]:
     """The repository's folders (from git's tracked files; from the disk outside a git repository)."""
     from pipegen.git import index_blobs
 
     try:
-        files = list(index_blobs(root, os.environ)[0])
+        files = list(index_blobs(root, environ)[0])
     except PipegenError:
         files = []
         for folder, subs, names in os.walk(root):

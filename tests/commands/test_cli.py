@@ -130,7 +130,8 @@ def test_help_agrees_with_behaviour():
 
 OPTIONS = {"select": "pipegen.commands.select:SelectOptions", "why": "pipegen.commands.why:WhyOptions",
            "render": "pipegen.commands.render:RenderOptions", "run": "pipegen.run.plan:RunOptions",
-           "check": "pipegen.commands.check:CheckOptions", "audit": "pipegen.commands.audit:AuditOptions"}
+           "check": "pipegen.commands.check:CheckOptions", "audit": "pipegen.commands.audit:AuditOptions",
+           "import": "pipegen.commands.import_:ImportOptions"}
 
 
 @pytest.mark.parametrize("command", sorted(OPTIONS))
@@ -144,7 +145,7 @@ def test_every_command_declares_its_options_once(command):
     kind = getattr(importlib.import_module(module), name)
     declared = {f.name for f in dataclasses.fields(kind)}
     assert {p.name for p in cli.commands[command].params} - {"help"} <= declared and "environ" in declared
-    main = importlib.import_module(f"pipegen.commands.{command}").main
+    main = importlib.import_module(module if module.startswith("pipegen.commands.") else f"pipegen.commands.{command}").main
     assert list(inspect.signature(main).parameters) == ["args", "out"]
     assert inspect.signature(main).return_annotation in (int, "int")
 

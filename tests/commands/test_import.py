@@ -93,7 +93,10 @@ def test_select_on_the_imported_declarations_runs_what_if_changed_ran(tmp_path):
     select = CliRunner().invoke(cli, ["select", "--root", str(root), "--base", "HEAD~1", "--format", "json"],
                                 env={"PIPEGEN_CACHE_DIR": ""})
     actions = {s["key"]: s["action"] for s in json.loads(select.stdout)["steps"]}
-    assert actions == {"test": "block", "lint": "run", "docs": "run", "deploy": "run"}, select.output
+    # test's own entries do not match; it runs because docs (after the wait) depends on it: noted by the import
+    assert actions == {"test": "run", "lint": "run", "docs": "run", "deploy": "run"}, select.output
+    reasons = {s["key"]: s["reasons"][0]["text"] for s in json.loads(select.stdout)["steps"]}
+    assert reasons["test"].startswith("needed by selected step 'docs' (depends_on); was: no changed file matches")
 
 
 def test_a_selected_step_that_others_depend_on_is_named(tmp_path):
@@ -186,7 +189,9 @@ def test_a_monorepo_diff_step_becomes_the_steps_it_uploads(tmp_path):
     select = CliRunner().invoke(cli, ["select", "--root", str(root), "--base", "HEAD~1", "--format", "json"],
                                 env={"PIPEGEN_CACHE_DIR": ""})
     actions = {s["key"]: s["action"] for s in json.loads(select.stdout)["steps"]}
-    assert actions == {"lint": "run", "api": "block", "web": "run", "deploy": "run"}  # what the plugin uploaded
+    reasons = {s["key"]: s["reasons"][0]["text"] for s in json.loads(select.stdout)["steps"]}
+    assert reasons["web"] == "services/webapp/y.js matches 'services/web*'"  # the plugin's raw prefix
+    assert reasons["api"].startswith("needed by selected step 'deploy' (depends_on); was: no changed file matches")
 
 
 def test_what_monorepo_diff_does_that_entries_cannot_is_named(tmp_path):
