@@ -132,14 +132,13 @@ def _render_back(root: str, config: str, result: Any) -> list[Any]:
     from pipegen.importer.view import read_view
     from pipegen.model import ChangeSet, Options
     from pipegen.render import fastyaml
-    from pipegen.render.pipeline import render_pipeline
+    from pipegen.render.pipeline import place, render_pipeline
     from pipegen.selection.decide import decide
-    from pipegen.selection.inputs import own_inputs
 
     try:
         decl = load(root, config, {})
-        selection = decide(decl, ChangeSet((), reason="pipegen import"), Options(run_all="--all"), own_inputs(decl))
-        text = render_pipeline(decl, selection).text
+        selection = decide(decl, ChangeSet((), reason="pipegen import"), Options(run_all="--all"))
+        text = render_pipeline(decl, selection, place(decl)).text
     except PipegenError as exc:
         result.missing.append(f"the written declarations do not render: {exc}")
         return []
