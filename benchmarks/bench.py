@@ -21,8 +21,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT.parent / "shared" / "fixtures" / "vllm-2026-05-29"
@@ -77,7 +77,8 @@ def bench_select(workdir: Path, runs: int) -> None:
     repo = vllm_repo(workdir)
     print("select on vLLM's configuration, 1,000 changed files (target: 0.25 s median)")
     row("floor: python -c pass", median_seconds([sys.executable, "-c", "pass"], repo, runs))
-    row("floor: git diff --name-only main...HEAD", median_seconds(["git", "diff", "--name-only", "main...HEAD"], repo, runs))
+    row("floor: git diff --name-only main...HEAD",
+        median_seconds(["git", "diff", "--name-only", "main...HEAD"], repo, runs))
     row("pipegen select --base main", median_seconds([*PIPEGEN, "select", "--base", "main"], repo, runs), 0.25)
     row("pipegen select --base main --format json",
         median_seconds([*PIPEGEN, "select", "--base", "main", "--format", "json"], repo, runs), 0.25)
@@ -87,8 +88,8 @@ def bench_scale(workdir: Path, runs: int) -> None:
     """10,000 steps against 100,000 changed files, in process (target: 2 s)."""
     import random
 
-    from pipegen.selection.decide import decide
     from pipegen.model import ChangeSet, Declarations, Location, Options, Settings, Step
+    from pipegen.selection.decide import decide
 
     rng = random.Random(0)
     folders = [f"pkg{i}/sub{j}" for i in range(200) for j in range(50)]
@@ -268,7 +269,8 @@ def bench_render(workdir: Path, runs: int) -> None:
     pin = pinned()
     render = [*pin, *PIPEGEN, "render", "--files-from", str(files)]
     warm = compiled({**GIT_ENV, "PIPEGEN_CACHE_DIR": str(workdir / "cache")}, workdir)
-    done = subprocess.run(render, cwd=FIXTURE, env=warm, stdout=subprocess.PIPE, text=True, check=True)  # fills the cache
+    # fills the cache
+    done = subprocess.run(render, cwd=FIXTURE, env=warm, stdout=subprocess.PIPE, text=True, check=True)
     size = f"{len(done.stdout.splitlines()):,} lines"
     print(f"render on vLLM's configuration, 1,000 changed files{' (taskset -c 0,1)' if pin else ''} "
           f"(target: 0.3 s median; vLLM's generator: ~0.8 s)")
@@ -278,10 +280,12 @@ def bench_render(workdir: Path, runs: int) -> None:
     row("pipegen select --files-from (same change)",
         median_seconds([*pin, *PIPEGEN, "select", "--files-from", str(files)], FIXTURE, runs, warm))
     rendered = [timed(render, FIXTURE, warm) for _ in range(runs)]
-    row(f"pipegen render --files-from ({size}, validated; CPU {statistics.median(c for _, c in rendered) * 1000:.0f} ms)",
+    cpu_ms = statistics.median(c for _, c in rendered) * 1000
+    row(f"pipegen render --files-from ({size}, validated; CPU {cpu_ms:.0f} ms)",
         statistics.median(s for s, _ in rendered), 0.3)
     cold = {**warm, "PIPEGEN_CACHE_DIR": ""}  # no cache: compiles the schema and the templates every run
-    row("pipegen render, no cache (first run on a fresh agent)", median_seconds(render, FIXTURE, max(3, runs // 4), cold))
+    row("pipegen render, no cache (first run on a fresh agent)",
+        median_seconds(render, FIXTURE, max(3, runs // 4), cold))
     bench_generator(workdir, runs, pin, lambda: timed(render, FIXTURE, warm))
 
 
@@ -303,7 +307,8 @@ def bench_generator(workdir: Path, runs: int, pin: list[str], render: Callable[[
     for name in ("aws", "docker", "buildkite-agent"):
         (stubs / name).write_text("#!/bin/sh\necho stub\n")
         (stubs / name).chmod(0o755)
-    base = subprocess.run(["git", "rev-parse", "main"], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+    base = subprocess.run(["git", "rev-parse", "main"], cwd=repo, capture_output=True, text=True,
+                          check=True).stdout.strip()
     env = compiled({**GIT_ENV, "PATH": f"{stubs}{os.pathsep}{os.environ['PATH']}", "BUILDKITE_BRANCH": "change",
                     "BUILDKITE_PULL_REQUEST": "false", "BUILDKITE_COMMIT": "abc", "MERGE_BASE_COMMIT": base}, workdir)
     command = [*pin, python, os.path.join(generator, "main.py"), "--pipeline_config_path", ".buildkite/ci_config.yaml",
@@ -321,9 +326,10 @@ def bench_generator(workdir: Path, runs: int, pin: list[str], render: Callable[[
           "(target: at most 0.25)")
 
 
-BENCHMARKS: dict[str, Callable[[Path, int], None]] = {"select": bench_select, "scale": bench_scale, "check": bench_check,
-                                                     "render": bench_render, "vllm": bench_vllm,
-                                                     "audit": bench_audit}
+BENCHMARKS: dict[str, Callable[[Path, int], None]] = {
+    "select": bench_select, "scale": bench_scale, "check": bench_check, "render": bench_render, "vllm": bench_vllm,
+    "audit": bench_audit,
+}
 
 
 def main() -> None:

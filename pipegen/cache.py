@@ -1,4 +1,5 @@
-"""Where pipegen keeps what it compiles or scans (templates, Buildkite's schema, check's import scans): an optimisation only."""
+"""Where pipegen keeps what it compiles or scans (templates, Buildkite's schema, check's import scans):
+an optimisation only."""
 
 from __future__ import annotations
 

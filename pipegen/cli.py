@@ -11,7 +11,8 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -162,7 +163,8 @@ def render(**options: Any) -> int:
               "step's own key: all its hardware targets); repeatable.")
 @click.option("--hardware", metavar="SPEC", help="This machine's hardware instead of detecting it: 'cpu', "
               "'nvidia:sm_90:2', 'amd:gfx942:8' (also $PIPEGEN_HARDWARE).")
-@click.option("--dry-run", is_flag=True, help="Print the plan (hardware, working directory, env, commands); run nothing.")
+@click.option("--dry-run", is_flag=True, help="Print the plan (hardware, working directory, env, commands); "
+              "run nothing.")
 @click.option("--keep-going", is_flag=True, help="Run the remaining steps after one fails.")
 @click.option("--log-dir", metavar="DIR", help="Where each step's log goes (default: .pipegen/logs in the repository).")
 @click.option("--junit", metavar="FILE", help="Write JUnit XML (one testcase per step) to FILE.")

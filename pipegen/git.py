@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from typing import Mapping
+from collections.abc import Mapping
 
 from pipegen.errors import UsageError
 

@@ -274,7 +274,7 @@ class Selection:
         return bool(self.skip_reason)
 
     def counts(self) -> dict[str, int]:
-        out = {a: 0 for a in ACTIONS}
+        out: dict[str, int] = dict.fromkeys(ACTIONS, 0)
         for d in self.decisions:
             out[d.action] += 1
         return out

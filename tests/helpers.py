@@ -8,8 +8,8 @@ import json
 import os
 import subprocess
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import pytest
 import yaml

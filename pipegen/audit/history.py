@@ -29,7 +29,8 @@ def parse_log(output: str) -> list[Commit]:
     a copy would bring two paths (not asked for: --no-renames)."""
     tokens = output.split("\0")
     commits: list[Commit] = []
-    sha, subject, files = "", "", []
+    sha, subject = "", ""
+    files: list[str] = []
     i = 0
     while i < len(tokens):
         token = tokens[i].lstrip("\n")

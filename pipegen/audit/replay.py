@@ -7,8 +7,8 @@ running step depends on runs too.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Mapping
 
 from pipegen.audit.history import Commit
 from pipegen.model import ChangeSet, Declarations, Options
@@ -94,7 +94,7 @@ def compare(before: Audit, after: Audit) -> list[Change]:
     """Steps whose runs differ, those that lose commits first (most lost first), then the gains."""
     keys = list(dict.fromkeys([*before.steps, *after.steps]))
     old, new = set(before.steps), set(after.steps)
-    pairs = list(zip(before.outcomes, after.outcomes))
+    pairs = list(zip(before.outcomes, after.outcomes, strict=True))  # the same commits
     changes = []
     for key in keys:
         lost = tuple(b.commit for b, a in pairs if key in b.run and key not in a.run)

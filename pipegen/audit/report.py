@@ -7,8 +7,9 @@ and would not after it is a test that stops running; gains only cost machine tim
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from pipegen.audit.replay import Audit, Change, Outcome
 from pipegen.markdown import cell
@@ -145,7 +146,8 @@ def _json(report: AuditReport) -> dict[str, Any]:
     out: dict[str, Any] = {
         "range": report.range, "unit": _unit(audit), "ran": ran, "every": every,
         "commits": [{"sha": o.commit.sha, "subject": o.commit.subject, "files": len(o.commit.files),
-                     "run": sorted(o.run), "needed": sorted(o.needed), "waiting": sorted(o.waiting), "skipped": sorted(o.skipped), "run_all": o.run_all,
+                     "run": sorted(o.run), "needed": sorted(o.needed), "waiting": sorted(o.waiting),
+                     "skipped": sorted(o.skipped), "run_all": o.run_all,
                      "docs_only": o.docs_only} for o in audit.outcomes],
         "steps": [{"key": key, "runs": n, "ran": audit.cost(key) * n, "every": audit.cost(key) * len(audit.outcomes)}
                   for key, n in audit.runs().items()],

@@ -14,10 +14,11 @@ are written in Buildkite's syntax already (`$$VAR`), so the vLLM preset's
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
-from pipegen.errors import DeclarationError
 from pipegen.buildkite.interpolation import InterpolationError, name_at, parse, unescaped
+from pipegen.errors import DeclarationError
 
 if TYPE_CHECKING:
     from pipegen.model import Step

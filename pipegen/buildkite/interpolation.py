@@ -21,8 +21,8 @@ upload fail, and `run` can give the shell what the agent would:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping, Union
 
 # Where Go's scans stop; each also stops at utf8.RuneError, which U+FFFD itself decodes to.
 _TEXT_END = {"": re.compile("[$\\\\\ufffd]"), "}": re.compile("[$\\\\}\ufffd]")}
@@ -51,12 +51,12 @@ class Expansion:
     name: str
     source: str
     op: str = ""  # "", ":-", "-", "?", ":" (substring)
-    content: tuple["Item", ...] = ()  # the word of :- and -, the message of ?
+    content: tuple[Item, ...] = ()  # the word of :- and -, the message of ?
     offset: int = 0
     length: int | None = None
 
 
-Item = Union[str, Escaped, Expansion]
+Item = str | Escaped | Expansion
 
 
 def is_letter(char: str) -> bool:
@@ -91,7 +91,8 @@ class _Parser:
         return self.text[start:self.pos]
 
     def expression(self, stop: str = "") -> tuple[Item, ...]:
-        text, items = self.text, []
+        text = self.text
+        items: list[Item] = []
         while self.pos < len(text) and text[self.pos] != stop:
             pair = text[self.pos:self.pos + 2]
             if pair == "\\\\" or pair == "$(":
@@ -135,7 +136,8 @@ class _Parser:
             op += self.next()
         elif op not in (":", "?", "-"):
             raise InterpolationError(f"expected an operator (:- - ? :) after '${{{name}', got {_shown(op)}")
-        offset, length, content = 0, None, ()
+        offset, length = 0, None
+        content: tuple[Item, ...] = ()
         if op == ":":
             offset = _go_int(self.scan_to(_OFFSET_END), "offset")
             if self.peek() != "}":

@@ -67,7 +67,7 @@ def combinations(matrix: Any) -> list[Combination]:
             combos.append(combo)
         if "soft_fail" in adjustment:
             soft[combo] = adjustment["soft_fail"]
-    return [Combination(tuple(zip(names, combo)), soft.get(combo)) for combo in combos]
+    return [Combination(tuple(zip(names, combo, strict=True)), soft.get(combo)) for combo in combos]
 
 
 def size(matrix: Any) -> int:

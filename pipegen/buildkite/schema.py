@@ -21,7 +21,8 @@ import marshal
 import os
 import re
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import fastjsonschema  # the compiled schema imports it anyway
 
@@ -48,7 +49,8 @@ def schema_file() -> str:
 
 def load_schema() -> dict[str, Any]:
     with open(schema_file(), encoding="utf-8") as handle:
-        return json.load(handle)
+        schema: dict[str, Any] = json.load(handle)
+    return schema
 
 
 _CLASS = re.compile(r"\[(?:\\.|[^\]\\])*\]")
@@ -74,8 +76,8 @@ def _prepare(node: Any) -> Any:
             elif key == "anyOf" and isinstance(value, list) and any(
                     isinstance(v, dict) and v.get("$ref") in _FIRST for v in value):
                 rank = {ref: i for i, ref in enumerate(_FIRST)}
-                value = sorted((_prepare(v) for v in value),
-                               key=lambda v: rank.get(v.get("$ref"), len(_FIRST)) if isinstance(v, dict) else len(_FIRST))
+                value = sorted((_prepare(v) for v in value), key=lambda v: rank.get(str(v.get("$ref")), len(_FIRST))
+                               if isinstance(v, dict) else len(_FIRST))
             else:
                 value = _prepare(value)
             out[key] = value
@@ -124,7 +126,8 @@ def validator() -> Callable[[Any], Any]:
 
     namespace: dict[str, Any] = {"Decimal": Decimal, "__name__": "pipegen_buildkite_schema"}
     exec(code, namespace)  # noqa: S102 - code compiled from the vendored schema
-    return namespace["validate"]
+    validate: Callable[[Any], Any] = namespace["validate"]
+    return validate
 
 
 def validate(data: Any) -> None:

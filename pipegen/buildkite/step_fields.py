@@ -9,8 +9,9 @@ when one fails is jsonschema imported to say which part and why.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 # Buildkite's own aliases in a command step: the second name is pipegen's.
 ALIASES = {"command": "commands", "name": "label", "identifier": "key", "id": "key"}
@@ -36,7 +37,8 @@ def _root() -> dict[str, Any]:
 
 def field_schemas() -> dict[str, Any]:
     """Field name -> its definition in the schema's command step."""
-    return _root()["definitions"]["commandStep"]["properties"]
+    fields: dict[str, Any] = _root()["definitions"]["commandStep"]["properties"]
+    return fields
 
 
 def field_names() -> frozenset[str]:

@@ -8,7 +8,7 @@ runs and `pipegen run` can run them in the checkout.
 from __future__ import annotations
 
 import posixpath
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def map_workdir(working_dir: str | None, mapping: Sequence[tuple[str, str]]) -> str | None:

@@ -8,17 +8,17 @@ file). The findings and their codes are listed in findings.py.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
-from pipegen.check import entries
-from pipegen.check import platform
-from pipegen.check import coverage
+from pipegen.check import coverage, entries, platform
 from pipegen.check.file_index import FileIndex
 from pipegen.check.findings import LOAD_ERRORS, Finding, Report, strict
 from pipegen.check.import_graph import ImportGraph, ModuleFiles, SpecReader
 from pipegen.check.upload_text import upload_text_findings
 from pipegen.model import Declarations, Step
+
 
 @dataclass(frozen=True)
 class Inputs:
@@ -74,7 +74,8 @@ def _cover(step: Step, decl: Declarations, index: FileIndex) -> int:
 
 
 def _from_warning(warning: Any) -> Finding:
-    return Finding(warning.code, LOAD_ERRORS.get(warning.code, "warning"), warning.location, warning.message, warning.fix)
+    severity = LOAD_ERRORS.get(warning.code, "warning")
+    return Finding(warning.code, severity, warning.location, warning.message, warning.fix)
 
 
 def _notes(inputs: Inputs, graph: ImportGraph, test_files: set[str]) -> list[str]:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from pipegen.buildkite.workdir import joined, map_workdir
 

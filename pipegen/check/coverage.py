@@ -9,18 +9,18 @@ the change breaks the test and CI never runs it.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
-from pipegen.check.entries import declared, either, nearest
 from pipegen.check.command_paths import CommandPath, extract
-from pipegen.selection.decide import always_run_pattern
+from pipegen.check.entries import declared, either, nearest
 from pipegen.check.file_index import FileIndex, bits
 from pipegen.check.findings import Finding
 from pipegen.check.import_graph import ImportGraph
 from pipegen.check.uncovered import group_by_folder, not_covered
-from pipegen.selection.matching import explain
 from pipegen.model import Declarations, Step
+from pipegen.selection.decide import always_run_pattern
+from pipegen.selection.matching import explain
 
 
 @dataclass
@@ -120,7 +120,8 @@ def _not_selecting(step: Step, ref: CommandPath, paths: list[str]) -> Finding:
         fix = f"add '{ref.path}{'/' if ref.path != first else ''}' to its source_file_dependencies"
     what = first if len(paths) == 1 else f"{first} (and {len(paths) - 1} more test file(s) in {ref.path}/)"
     return Finding("test-not-selecting", "error", step.location,
-                   f"a change to {what} would not run step '{declared(step)}', which runs it (command {ref.command + 1})",
+                   f"a change to {what} would not run step '{declared(step)}', which runs it "
+                   f"(command {ref.command + 1})",
                    fix, declared(step))
 
 
@@ -144,7 +145,7 @@ def import_findings(steps: Sequence[StepTests], decl: Declarations, covers: Mapp
         missing = [index.paths[bit] for bit in bits(reach & ~covered)]
 
         def chain(target: str) -> list[str]:
-            root = next(p for p in roots if masks[p] >> index.bit[target] & 1)
+            root = next(p for p in roots if masks[p] >> index.bit[target] & 1)  # noqa: B023 - called in this iteration
             return graph.chain(starts[root], target)
 
         out += [not_covered(tests.step, group, paths, chain)

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import difflib
 import posixpath
-from typing import Any, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from pipegen.check.file_index import FileIndex
 from pipegen.check.findings import Finding
-from pipegen.selection.matching import is_glob, split
-from pipegen.model import Declarations, Location, PatternKind, Step
-from pipegen.declarations.yamlio import LocDict, LocList
 from pipegen.declarations.patterns import normal_entry
+from pipegen.declarations.yamlio import LocDict, LocList
+from pipegen.model import Declarations, Location, PatternKind, Step
+from pipegen.selection.matching import is_glob, split
 
-ENTRY_FIELDS = ("source_file_dependencies", "run_all_patterns", "run_all_exclude_patterns", "run_all", "run_all_exclude")
+ENTRY_FIELDS = ("source_file_dependencies", "run_all_patterns", "run_all_exclude_patterns", "run_all",
+                "run_all_exclude")
 # Sources identify (pre-commit's file-type library) does not name: GPU kernel languages.
 SOURCE_SUFFIXES = (".hip", ".cl", ".mojo", ".ptx")
 # identify's tags that name prose, data or repository metadata rather than a language the code is written in.
@@ -136,7 +138,8 @@ def _stale(entry: str, kind: PatternKind, step: Step, where: Location, index: Fi
     if raw:
         near = completions(entry, raw, index)
         return Finding("raw-prefix-only", "error", where,
-                       f"entry '{entry}' of step '{declared(step)}' matches no tracked file; it only matched under vLLM's "
+                       f"entry '{entry}' of step '{declared(step)}' matches no tracked file; it only matched "
+                       "under vLLM's "
                        f"old raw-prefix rule ({', '.join(near)})",
                        f"write {either(near)}", declared(step))
     near = nearest(entry, index)
@@ -147,7 +150,8 @@ def _stale(entry: str, kind: PatternKind, step: Step, where: Location, index: Fi
 def run_all_findings(decl: Declarations, index: FileIndex, lines: EntryLines, config: str) -> list[Finding]:
     """stale-run-all for include patterns, exclusion-unused for exclude patterns."""
     settings = decl.settings
-    fields = ("run_all_patterns", "run_all_exclude_patterns") if decl.layout == "vllm" else ("run_all", "run_all_exclude")
+    vllm = decl.layout == "vllm"
+    fields = ("run_all_patterns", "run_all_exclude_patterns") if vllm else ("run_all", "run_all_exclude")
     out: list[Finding] = []
     for pattern, excluded, why in _idle(settings.run_all, settings.run_all_exclude, settings.run_all_kind, index,
                                         "the run-all patterns"):

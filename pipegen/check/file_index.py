@@ -11,10 +11,10 @@ from __future__ import annotations
 import bisect
 import posixpath
 import re
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
-from pipegen.selection.matching import entry_matches, is_glob
 from pipegen.model import PatternKind
+from pipegen.selection.matching import entry_matches, is_glob
 
 REGEX_META = re.compile(r"[.^$*+?{}\[\]\\|()]")
 OPTIONAL = frozenset("*?{")  # quantifiers that let the character before them be absent

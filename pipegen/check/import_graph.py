@@ -17,7 +17,7 @@ once, and each component's closure is the union of its successors'.
 from __future__ import annotations
 
 import posixpath
-from typing import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from pipegen.check.import_scan import ImportSpec
 
@@ -41,7 +41,7 @@ class ModuleFiles:
         self.dirs = frozenset(dirs)
         self._packages: dict[str, list[str]] = {}
         # resolve()'s memos: thousands of files import the same modules
-        self.resolved: dict[tuple, list[str]] = {}
+        self.resolved: dict[tuple[str | None, tuple[str, ...], str], list[str]] = {}
         self.roots: dict[tuple[str, str], str | None] = {}
 
     def module(self, path: str) -> str | None:
@@ -93,9 +93,10 @@ def resolve(specs: Iterable[ImportSpec], importer: str, mods: ModuleFiles) -> li
             for _ in range(level - 1):
                 floor = posixpath.dirname(floor)
         else:
-            floor = _root_of(module or "", roots, mods)
-            if floor is None:
+            root = _root_of(module or "", roots, mods)
+            if root is None:
                 continue  # the standard library, a third-party package
+            floor = root
         # A statement means the same wherever it resolves against the same folder: thousands
         # of files import the same modules.
         key = (module, tuple(names), floor)
@@ -224,7 +225,7 @@ class ImportGraph:
         needs the path to a few)."""
         key = tuple(start)
         if key not in self._searches:
-            self._searches[key] = ({s: None for s in key}, list(key), [0])
+            self._searches[key] = (dict.fromkeys(key), list(key), [0])
         parent, queue, done = self._searches[key]
         while target not in parent and done[0] < len(queue):
             node = queue[done[0]]
@@ -236,8 +237,8 @@ class ImportGraph:
         if target not in parent:
             return []
         path: list[str] = []
-        node: str | None = target
-        while node is not None:
-            path.append(node)
-            node = parent[node]
+        step: str | None = target
+        while step is not None:
+            path.append(step)
+            step = parent[step]
         return path[::-1]

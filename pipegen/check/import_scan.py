@@ -70,14 +70,19 @@ def scan_imports(source: str) -> list[ImportSpec]:
 
 def _block_end(source: str, start: int, indent: int) -> int:
     """Where the block opened at `indent` ends: the next code line indented no deeper."""
-    end = re.compile(r"\n[ \t]{0,%d}(?=[^ \t\r\n#])" % indent).search(source, start)
+    end = re.compile(rf"\n[ \t]{{0,{indent}}}(?=[^ \t\r\n#])").search(source, start)
     return end.start() if end else len(source)
 
 
 def _names(source: str, start: int) -> list[str]:
     """`a.b as c, d` or `(x, y)` after `import`: the names, without their `as`."""
     group = _PARENTHESISED.match(source, start)
-    text = _COMMENT.sub("", group.group(1)) if group else _REST_OF_STATEMENT.match(source, start).group()
+    if group:
+        text = _COMMENT.sub("", group.group(1))
+    else:
+        rest = _REST_OF_STATEMENT.match(source, start)
+        assert rest is not None  # it matches the empty text too
+        text = rest.group()
     return [item.split()[0] for item in text.replace("\\\n", " ").split(",") if item.strip()]
 
 

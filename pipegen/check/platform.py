@@ -12,14 +12,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from pipegen.check.coverage import always_runs
-from pipegen.errors import DeclarationError
-from pipegen.check.findings import Finding
-from pipegen.model import Declarations, Location, Step
-from pipegen.buildkite.limits import JOB_LIMIT as UPLOAD_LIMIT, command_jobs
 from pipegen.buildkite.keys import BLOCK_PREFIX, KEY_BAD, KEY_MAX, UUID_KEY, valid_key
+from pipegen.buildkite.limits import JOB_LIMIT as UPLOAD_LIMIT
+from pipegen.buildkite.limits import command_jobs
+from pipegen.check.coverage import always_runs
+from pipegen.check.findings import Finding
+from pipegen.errors import DeclarationError
+from pipegen.model import Declarations, Location, Step
 
 
 def hardware_findings(decl: Declarations, place: Callable[[Step], Any]) -> list[Finding]:
@@ -80,8 +82,8 @@ def differences(mirror: Step, twin: Step, own_files: set[str]) -> list[str]:
 def _first_difference(ours: Sequence[str], theirs: Sequence[str]) -> str:
     only_ours = [c for c in ours if c not in theirs]
     only_theirs = [c for c in theirs if c not in ours]
-    parts = [f"only mirror.amd: '{_short(only_ours[0])}'" + (f" and {len(only_ours) - 1} more" if len(only_ours) > 1 else "")
-             ] if only_ours else []
+    more = f" and {len(only_ours) - 1} more" if len(only_ours) > 1 else ""
+    parts = [f"only mirror.amd: '{_short(only_ours[0])}'{more}"] if only_ours else []
     if only_theirs:
         parts.append(f"only test-amd.yaml: '{_short(only_theirs[0])}'"
                      + (f" and {len(only_theirs) - 1} more" if len(only_theirs) > 1 else ""))

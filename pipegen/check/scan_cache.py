@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from pipegen.cache import cache_dir
 from pipegen.check.import_scan import ImportSpec, scan_imports
@@ -94,4 +94,5 @@ def _load(file: str) -> dict[str, Sequence[ImportSpec]]:
         return {}
     if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("scans"), dict):
         return {}
-    return data["scans"]
+    scans: dict[str, Sequence[ImportSpec]] = data["scans"]
+    return scans

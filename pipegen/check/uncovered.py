@@ -12,7 +12,7 @@ count, two examples, the import chain of the first, and every file
 from __future__ import annotations
 
 import posixpath
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from pipegen.check.entries import declared
 from pipegen.check.file_index import FileIndex
@@ -32,7 +32,7 @@ def group_by_folder(missing: Iterable[str], covered: int, index: FileIndex) -> d
             clean[folder] = not index.prefix(folder + "/") & covered
         return clean[folder]
 
-    def group(parent: str) -> str:
+    def group(parent: str) -> tuple[str, bool]:
         if parent not in group_of:
             parts = parent.split("/") if parent else []
             ancestors = ("/".join(parts[:n]) for n in range(1, len(parts) + 1))

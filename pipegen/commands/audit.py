@@ -11,15 +11,16 @@ import io
 import posixpath
 import tarfile
 import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Iterable, Iterator, Mapping, Sequence, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from pipegen.audit.history import LOG_FORMAT, Commit, parse_log
 from pipegen.audit.replay import Audit, Outcome, compare, replay
 from pipegen.audit.report import AuditReport, format_audit
 from pipegen.errors import EXIT_FINDINGS, DeclarationError, UsageError
-from pipegen.model import Declarations
 from pipegen.git import Git
+from pipegen.model import Declarations
 
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
@@ -38,7 +39,7 @@ class AuditOptions:
     fail_on_loss: bool = False
     fmt: str = "text"
     environ: Mapping[str, str] = field(default_factory=dict)
-    progress: IO[str] | None = None  # where a progress bar goes, when it is a terminal
+    progress: TextIO | None = None  # where a progress bar goes, when it is a terminal
 
 
 def main(args: AuditOptions, out: TextIO) -> int:
@@ -92,7 +93,7 @@ def _durations(path: str) -> dict[str, float]:
 
 
 def _audit(decl: Declarations, commits: Sequence[Commit], minutes: Mapping[str, float] | None,
-           bar: ProgressBar | None) -> Audit:
+           bar: ProgressBar[int] | None) -> Audit:
     outcomes = tuple(_advancing(replay(decl, commits), bar))
     from pipegen.buildkite.limits import command_jobs
 
@@ -139,18 +140,18 @@ def _declarations_at(git: Git, ref: str, decl: Declarations, environ: Mapping[st
                              fix=f"compare with a commit whose {decl.files[0]} loads") from None
 
 
-def _progress_bar(stream: IO[str] | None, total: int) -> ProgressBar | None:
+def _progress_bar(stream: TextIO | None, total: int) -> ProgressBar[int] | None:
     """A progress bar on a terminal (stderr), none otherwise."""
     if stream is None or not stream.isatty():
         return None
     import click
 
-    bar: ProgressBar = click.progressbar(length=total, label="replaying commits", file=stream)
+    bar: ProgressBar[int] = click.progressbar(length=total, label="replaying commits", file=stream)
     bar.render_progress()
     return bar
 
 
-def _advancing(outcomes: Iterable[Outcome], bar: ProgressBar | None) -> Iterator[Outcome]:
+def _advancing(outcomes: Iterable[Outcome], bar: ProgressBar[int] | None) -> Iterator[Outcome]:
     for outcome in outcomes:
         if bar is not None:
             bar.update(1)

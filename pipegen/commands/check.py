@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping, TextIO
+from typing import TextIO
 
 from pipegen.check.checker import Inputs, check
-from pipegen.check.scan_cache import ScanCache
 from pipegen.check.findings import Finding, Report, format_report
+from pipegen.check.scan_cache import ScanCache
 from pipegen.errors import EXIT_FINDINGS, EXIT_USAGE, DeclarationError
 from pipegen.model import Declarations, Location
 
@@ -55,8 +56,8 @@ def check_repository(root: str, config: str | None, *, tracked_files: str | None
                      environ: Mapping[str, str], orphans: bool = False, strict_mode: bool = False) -> Report:
     """Load everything `check` needs from the repository at `root`, and check it."""
     from pipegen.declarations.load import load, load_documents
-    from pipegen.hardware.placement import place
     from pipegen.hardware.inventory import load_inventory
+    from pipegen.hardware.placement import place
 
     decl, docs = load_documents(root, config, environ)
     amd_path = amd_file or _twin_file(root, decl)

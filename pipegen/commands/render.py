@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence, TextIO
+from typing import TextIO
 
 from pipegen.errors import UsageError
-from pipegen.selection.inputs import Input, template_inputs
 from pipegen.render.pipeline import Placement, place, render_pipeline
 from pipegen.render.plan import LimitError
 from pipegen.selection.chain import SelectArgs, load_declarations, select_for, warn_if_untrusted
+from pipegen.selection.inputs import Input, template_inputs
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import partial
-from typing import Mapping, Sequence, TextIO
+from typing import TextIO
 
 from pipegen.errors import UsageError
 from pipegen.hardware.detect import machine as this_machine

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping, TextIO
+from typing import TextIO
 
 from pipegen.selection.chain import SelectArgs, select, warn_if_untrusted
 from pipegen.selection.report import render_selection

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Sequence, TextIO
+from typing import TextIO
 
 from pipegen.model import ChangeSet, Declarations, Selection
-from pipegen.selection.chain import (SelectArgs, load_declarations, options_from, repository_paths, select,
-                                     warn_if_untrusted)
+from pipegen.selection.chain import (
+    SelectArgs,
+    load_declarations,
+    options_from,
+    repository_paths,
+    select,
+    warn_if_untrusted,
+)
 from pipegen.selection.decide import decide, steps_by_key
 from pipegen.selection.report import render_why
 

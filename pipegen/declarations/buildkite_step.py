@@ -9,7 +9,8 @@ set them (`env` and `agents` merge, the step's own values winning).
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from pipegen.declarations.fields import Checker, require_mapping
 from pipegen.declarations.yamlio import LocDict, LocList
@@ -111,9 +112,8 @@ def _locate(item: LocDict, name: str, path: tuple[Any, ...]) -> Location:
     """The line and column of the innermost part of a field's value that was written down."""
     where, node = item.loc(name), item.get(name)
     for part in path:
-        if isinstance(node, LocDict) and part in node:
-            where, node = node.loc(part), node[part]
-        elif isinstance(node, LocList) and isinstance(part, int) and part < len(node):
+        if (isinstance(node, LocDict) and part in node
+                or isinstance(node, LocList) and isinstance(part, int) and part < len(node)):
             where, node = node.loc(part), node[part]
         else:
             break

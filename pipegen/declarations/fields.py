@@ -7,12 +7,13 @@ normalised value or raises DeclarationError naming the file, line and fix.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
-from pipegen.errors import DeclarationError, suggest
-from pipegen.model import DeclarationWarning, Location, Step
 from pipegen.declarations.patterns import glob_problem, normal_entry, regex_problem
 from pipegen.declarations.yamlio import LocDict, LocList
+from pipegen.errors import DeclarationError, suggest
+from pipegen.model import DeclarationWarning, Location, Step
 
 Checker = Callable[[Any, Location], Any]
 
@@ -70,7 +71,8 @@ def _patterns(problem: Callable[[str], str | None], fix: str) -> Checker:
 
 
 # Dependency entries: paths (always valid), or gitignore-style globs that must compile.
-_entry_list = _patterns(glob_problem, "close the '[' (a literal '[' is '[[]'), or write the path without glob characters")
+_entry_list = _patterns(glob_problem,
+                        "close the '[' (a literal '[' is '[[]'), or write the path without glob characters")
 # vLLM's run-all patterns: Python regexes (re.match).
 regex_list = _patterns(regex_problem, "fix the regular expression (a literal '(' is '\\(')")
 
@@ -139,7 +141,7 @@ def anything(value: Any, where: Location) -> Any:
 def choice(*options: str) -> Checker:
     def check(value: Any, where: Location) -> str:
         if value in options:
-            return value
+            return str(value)
         raise _fail(where, f"expected one of {', '.join(options)}, got {value!r}")
 
     return check
@@ -163,7 +165,7 @@ def require_mapping(value: Any, where: Location, what: str) -> LocDict:
 
 def check_fields(
     data: LocDict,
-    spec: dict[str, Checker],
+    spec: Mapping[str, Checker],
     what: str,
     *,
     ignored: dict[str, str] | None = None,

@@ -12,16 +12,36 @@ from __future__ import annotations
 
 import graphlib
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from pipegen.declarations.fields import (
-    Checker, anything, as_written, boolean, check_fields, choice, entry_list, env_map, nested_command_list, positive_int,
-    regex_list, require_mapping, step_fields, string, string_list,
+    Checker,
+    anything,
+    as_written,
+    boolean,
+    check_fields,
+    choice,
+    entry_list,
+    env_map,
+    nested_command_list,
+    positive_int,
+    regex_list,
+    require_mapping,
+    step_fields,
+    string,
+    string_list,
 )
 from pipegen.declarations.labels import parse_labels
-from pipegen.declarations.references import unmatched_names
-from pipegen.errors import DeclarationError, raise_all, suggest
-from pipegen.model import Declarations, Location, Rule, Settings, Step, DeclarationWarning
+from pipegen.declarations.locate import (
+    DEFAULT_INVENTORY,
+    STEPS_SUFFIXES,
+    VLLM_SUFFIXES,
+    find_config,
+    link_aliases,
+    rel,
+    steps_files,
+)
 from pipegen.declarations.presets import (
     LEGACY_MIRROR_TAG_DEFAULT,
     LEGACY_MIRROR_TAG_ENV,
@@ -29,10 +49,11 @@ from pipegen.declarations.presets import (
     legacy_settings,
     vllm_settings,
 )
+from pipegen.declarations.references import unmatched_names
 from pipegen.declarations.steps_file import STEP_FIELDS, VLLM_IGNORED, load_steps_file
-from pipegen.declarations.locate import (DEFAULT_INVENTORY, STEPS_SUFFIXES, VLLM_SUFFIXES, find_config, link_aliases, rel,
-                                         steps_files)
 from pipegen.declarations.yamlio import LocDict, LocList, load_file
+from pipegen.errors import DeclarationError, raise_all, suggest
+from pipegen.model import Declarations, DeclarationWarning, Location, Rule, Settings, Step
 
 PIPEGEN_FIELDS: dict[str, Checker] = {
     "steps": string_list,
@@ -177,7 +198,8 @@ def _external_steps(keys: tuple[str, ...], top: LocDict) -> tuple[str, ...]:
 
     for key in keys:
         if valid_key(key) != key:
-            raise DeclarationError(f"external step key '{key}' is not a key Buildkite accepts", top.loc("external_steps"),
+            raise DeclarationError(f"external step key '{key}' is not a key Buildkite accepts",
+                                   top.loc("external_steps"),
                                    f"write the key as the other pipeline does (e.g. '{valid_key(key)}')")
     return keys
 
@@ -205,7 +227,8 @@ def _load_vllm(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> Decl
         build_values=_build_values(fields),
     )
     # vLLM defaults the working dir of steps in files with a group-level depends_on.
-    working_dir = "/vllm-workspace/tests" if fields.get("github_repo_name", "vllm-project/vllm") == "vllm-project/vllm" else None
+    vllm_itself = fields.get("github_repo_name", "vllm-project/vllm") == "vllm-project/vllm"
+    working_dir = "/vllm-workspace/tests" if vllm_itself else None
     files: list[str] = []
     job_dirs = top["job_dirs"]
     for index, entry in enumerate(fields.get("job_dirs", ())):

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 from pipegen.errors import DeclarationError, UsageError
-from pipegen.model import Location, DeclarationWarning
+from pipegen.model import DeclarationWarning, Location
 
 DEFAULT_CONFIGS = (".buildkite/pipegen.yaml", ".buildkite/ci_config.yaml")
 DEFAULT_INVENTORY = ".buildkite/hardware.yaml"  # the hardware inventory of pipegen's own format
@@ -89,9 +89,10 @@ def steps_files(root: str, entry: str, where: Location, suffixes: tuple[str, ...
             if name.endswith(suffixes):
                 found.append(path)
             elif name.lower().endswith(STEPS_SUFFIXES):  # a script or a note beside the steps is no declaration
-                warnings.append(DeclarationWarning(Location(path), "ignored-file", f"not loaded: the steps folder {entry} "
-                                         f"is read for {reads} files only", f"rename it to {suffixes[0]}, or move "
-                                         "it out of the folder"))
+                warnings.append(DeclarationWarning(
+                    Location(path), "ignored-file",
+                    f"not loaded: the steps folder {entry} is read for {reads} files only",
+                    f"rename it to {suffixes[0]}, or move it out of the folder"))
     if not found:  # steps files moved elsewhere: no step would exist, and no build would say so
         raise DeclarationError(f"steps folder '{entry}' holds no steps file ({reads})", where,
                                "name the folder that holds the steps files, or add one")

@@ -35,27 +35,27 @@ VLLM_RULES = (
 # ci-infra docker_plugin.py: a step with this label gets the Buildkite agent in its container.
 VLLM_MOUNT_AGENT = ("Benchmarks",)
 
-VLLM_SETTINGS = dict(
-    base_branch="main",
-    base_env=("MERGE_BASE_COMMIT",),  # ci-infra git_utils.py: the merge base, when the bootstrap sets it
-    run_all_kind="regex",
-    docs_only=("docs/", "*.md", "mkdocs.yaml"),
-    always_run=("image-build*", "ensure-ci-base-amd", "refresh-rocm-base-amd"),
-    no_dependencies="block",
-    unselected="block",
-    rules=VLLM_RULES,
-    run_all_env=("RUN_ALL", "TORCH_NIGHTLY"),
-    docker_workdir=(("/vllm-workspace", ""),),
-    interpolate=("*",),  # vLLM's files are written in Buildkite's syntax (`$$VAR`): every `$` stays as written
-    preset="vllm",
-    config_selects=False,  # vLLM's generator reruns nothing when ci_config.yaml changes
+VLLM_SETTINGS = {
+    "base_branch": "main",
+    "base_env": ("MERGE_BASE_COMMIT",),  # ci-infra git_utils.py: the merge base, when the bootstrap sets it
+    "run_all_kind": "regex",
+    "docs_only": ("docs/", "*.md", "mkdocs.yaml"),
+    "always_run": ("image-build*", "ensure-ci-base-amd", "refresh-rocm-base-amd"),
+    "no_dependencies": "block",
+    "unselected": "block",
+    "rules": VLLM_RULES,
+    "run_all_env": ("RUN_ALL", "TORCH_NIGHTLY"),
+    "docker_workdir": (("/vllm-workspace", ""),),
+    "interpolate": ("*",),  # vLLM's files are written in Buildkite's syntax (`$$VAR`): every `$` stays as written
+    "preset": "vllm",
+    "config_selects": False,  # vLLM's generator reruns nothing when ci_config.yaml changes
     # ci-infra global_config.py: this label runs everything, nightly included. Its other label,
     # ci-no-fail-fast, changes nothing the generator writes.
-    labels=(LabelRule("ready-run-all-tests", run_all=True, nightly=True),),
+    "labels": (LabelRule("ready-run-all-tests", run_all=True, nightly=True),),
     # ci-infra pipeline_generator.select_steps_and_dependencies: explicit keys are declared `key:`s.
-    only_declared_keys=True,
-    order="name",  # ci-infra: groups sorted by name, their steps by label
-)
+    "only_declared_keys": True,
+    "order": "name",  # ci-infra: groups sorted by name, their steps by label
+}
 
 # The old test-amd.yaml template: raw prefixes, no dependencies = always run.
 LEGACY_SETTINGS = dict(VLLM_SETTINGS, no_dependencies="run", rules=(), only_declared_keys=False,

@@ -9,12 +9,13 @@ Each is a warning that `select` prints and `check` reports as `unmatched-key` (a
 from __future__ import annotations
 
 import fnmatch
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from pipegen.buildkite.keys import declared_keys
-from pipegen.errors import suggest
-from pipegen.model import Location, Step, DeclarationWarning
 from pipegen.declarations.yamlio import LocDict, LocList
+from pipegen.errors import suggest
+from pipegen.model import DeclarationWarning, Location, Step
 
 CODE = "unmatched-key"
 LABEL_KEYS = ("only", "add")  # a label's fields that list step keys
@@ -26,16 +27,18 @@ def unmatched_names(top: LocDict, steps: Sequence[Step]) -> list[DeclarationWarn
     out = []
     for pattern, where in _items(top.get("always_run"), top.loc("always_run")):
         if not any(fnmatch.fnmatchcase(key, pattern) for key in own):
-            out.append(DeclarationWarning(where, CODE, f"always_run '{pattern}' matches no step's key: no step always runs "
-                                f"for it", _fix(pattern, own, "always_run")))
+            out.append(DeclarationWarning(where, CODE,
+                                          f"always_run '{pattern}' matches no step's key: no step always runs for it",
+                                          _fix(pattern, own, "always_run")))
     labels = top.get("labels")
     for label, item in labels.items() if isinstance(labels, LocDict) else ():
         for name in LABEL_KEYS:
             field = item.get(name) if isinstance(item, LocDict) else None
             for key, where in _items(field, item.loc(name) if isinstance(item, LocDict) else top.loc("labels")):
                 if key not in keys:
-                    out.append(DeclarationWarning(where, CODE, f"label '{label}' {name}: '{key}' names no step: the label "
-                                        "does not run it", _fix(key, keys, f"the label's {name}:")))
+                    out.append(DeclarationWarning(where, CODE,
+                                                  f"label '{label}' {name}: '{key}' names no step: the label "
+                                                  "does not run it", _fix(key, keys, f"the label's {name}:")))
     used = {target for step in steps for target in step.depends_on}
     for key, where in _items(top.get("external_steps"), top.loc("external_steps")):
         if key not in used:

@@ -15,14 +15,28 @@ from typing import Any
 from pipegen.buildkite.keys import valid_key
 from pipegen.declarations import buildkite_step as bk
 from pipegen.declarations.fields import (
-    Checker, anything, as_written, check_fields, mapping, positive_int, require_mapping, step_fields, string,
+    Checker,
+    anything,
+    as_written,
+    check_fields,
+    mapping,
+    positive_int,
+    require_mapping,
+    step_fields,
+    string,
     string_list,
 )
-from pipegen.errors import DeclarationError, raise_all
-from pipegen.model import Location, Step, DeclarationWarning
-from pipegen.declarations.presets import (AMD_GPU_DEVICES, AMD_GROUP, AMD_IMAGE_BUILD, VLLM_MOUNT_AGENT, VLLM_UNGROUPED,
-                                          derive_key)
+from pipegen.declarations.presets import (
+    AMD_GPU_DEVICES,
+    AMD_GROUP,
+    AMD_IMAGE_BUILD,
+    VLLM_MOUNT_AGENT,
+    VLLM_UNGROUPED,
+    derive_key,
+)
 from pipegen.declarations.yamlio import LocDict, LocList
+from pipegen.errors import DeclarationError, raise_all
+from pipegen.model import DeclarationWarning, Location, Step
 
 WRITTEN = step_fields("steps")  # declared on model.Step
 STEP_FIELDS: dict[str, Checker] = {**{key: w.check for key, w in WRITTEN.items()}, "mirror": mapping}
@@ -39,9 +53,10 @@ MIRROR_FIELDS: dict[str, Checker] = {
 }
 
 # Fields vLLM's generator drops without a word, and what was meant.
-VLLM_IGNORED = {"num_gpus": "num_devices", "gpu": "device", "torch_nightly": "", "autorun_on_main": "", "fast_check": ""}
+VLLM_IGNORED = {"num_gpus": "num_devices", "gpu": "device", "torch_nightly": "", "autorun_on_main": "",
+                "fast_check": ""}
 
-FILE_FIELDS = {"group": string, "depends_on": string_list, "steps": anything}
+FILE_FIELDS: dict[str, Checker] = {"group": string, "depends_on": string_list, "steps": anything}
 PIPEGEN_FILE_FIELDS = {**FILE_FIELDS, "defaults": anything}  # defaults: fields every step inherits
 
 
@@ -134,7 +149,8 @@ def _expand(
     label = fields["label"]
     key = fields.get("key") or _derived_key(label, vllm)
     common = {
-        **{name: value for name, value in as_written(fields, WRITTEN).items() if name not in ("key", "group", "device")},
+        **{name: value for name, value in as_written(fields, WRITTEN).items()
+           if name not in ("key", "group", "device")},
         "location": where,
         "derived_key": not fields.get("key"),
         "working_dir": working_dir,
@@ -153,8 +169,9 @@ def _expand(
     own = {}
     if vllm and _is_amd_gpu(device):  # ci-infra: an AMD test of its own runs as its mirrors do
         group = AMD_GROUP
-        own = dict(label=f"AMD: {label} ({device})", depends_on=_amd_depends(depends_on), block_key=f"block-amd-{key}",
-                   prelude=(f"export VLLM_TEST_GROUP_NAME={key}",), mount_buildkite_agent=False)
+        own = {"label": f"AMD: {label} ({device})", "depends_on": _amd_depends(depends_on),
+               "block_key": f"block-amd-{key}", "prelude": (f"export VLLM_TEST_GROUP_NAME={key}",),
+               "mount_buildkite_agent": False}
     steps = [Step(key=key, group=group, device=device, **{**common, **own})]
     mirror = fields.get("mirror")
     if mirror:
@@ -183,13 +200,13 @@ def _fan_out(hardware: tuple[str, ...], fields: dict[str, Any], item: LocDict, k
                                    "list every target under 'hardware' as FAMILY or FAMILY:GPUS")
     if not hardware:
         raise DeclarationError("'hardware' is empty", where, "list at least one FAMILY or FAMILY:GPUS")
-    targets = []
+    targets: list[tuple[str, int | None]] = []
     for text in hardware:
-        family, _, count = text.partition(":")
-        if not family or (count and not count.isdigit()) or count == "0":
+        name, _, gpus = text.partition(":")
+        if not name or (gpus and not gpus.isdigit()) or gpus == "0":
             raise DeclarationError(f"hardware target {text!r} is not FAMILY or FAMILY:GPUS", where,
                                    "write e.g. 'cpu', 'h100:2' or 'mi355:8'")
-        targets.append((family, int(count) if count else None))
+        targets.append((name, int(gpus) if gpus else None))
     if len(set(targets)) != len(targets):
         raise DeclarationError("a hardware target is listed twice", where, "remove the duplicate")
     families = [f for f, _ in targets]
@@ -213,8 +230,9 @@ def _mirrors(mirror: Any, item: LocDict, key: str, common: dict[str, Any], vllm:
             continue
         if not vllm:
             raise DeclarationError(f"unknown mirror '{name}'", mirror.loc(name), "the only mirror is 'amd'")
-        warnings.append(DeclarationWarning(mirror.loc(name), "ignored-field", f"mirror '{name}' is ignored by vLLM's generator",
-                                 "only 'mirror.amd' creates a step"))
+        warnings.append(DeclarationWarning(mirror.loc(name), "ignored-field",
+                                           f"mirror '{name}' is ignored by vLLM's generator",
+                                           "only 'mirror.amd' creates a step"))
     if "amd" not in mirror:
         return []
     amd = require_mapping(mirror["amd"], where, "mirror.amd")

@@ -19,23 +19,29 @@ from pipegen.model import Location
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class LocDict(dict):
+class LocDict(dict[Any, Any]):
     """A dict that knows where itself and each key were written."""
 
     __slots__ = ("file", "mark", "key_marks")
+    file: str
+    mark: Any  # yaml's Mark
+    key_marks: dict[Any, Any]
 
     def loc(self, key: Any = None) -> Location:
         return _where(self.file, self.key_marks.get(key, self.mark) if key is not None else self.mark)
 
     @property
     def line(self) -> int:
-        return self.mark.line + 1
+        return int(self.mark.line) + 1
 
 
-class LocList(list):
+class LocList(list[Any]):
     """A list that knows where itself and each item were written."""
 
     __slots__ = ("file", "mark", "item_marks")
+    file: str
+    mark: Any  # yaml's Mark
+    item_marks: list[Any]
 
     def loc(self, index: int | None = None) -> Location:
         marks = self.item_marks
@@ -55,13 +61,13 @@ MAX_ALIAS_NODES = 100_000  # nodes that aliases repeat, counted as expanded
 _TAGS: dict[tuple[Any, Any, Any], str] = {}  # (node kind, scalar text, implicit) -> tag: see _LocLoader.resolve
 
 
-class _LocLoader(_Loader):  # type: ignore[misc, valid-type]
+class _LocLoader(_Loader):  # type: ignore[misc]
     file = "<yaml>"
     _depth = 0
     _repeated = 0
     _duplicates: list[str] | None = None  # given: a duplicate key is recorded here, the last one kept
 
-    def resolve(self, kind, value, implicit):  # noqa: ANN001
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         """PyYAML's tag for a node, remembered: without path resolvers it depends on these three alone,
         and the parser asks for every scalar (a steps file repeats its keys and values on every step)."""
         if self.yaml_path_resolvers:
@@ -99,7 +105,7 @@ class _LocLoader(_Loader):  # type: ignore[misc, valid-type]
             seen.add(child)
         sizes[node] = size
 
-    def construct_mapping(self, node, deep=False):  # noqa: ANN001
+    def construct_mapping(self, node: Any, deep: bool = False) -> LocDict:
         self._depth += 1
         if self._depth > MAX_DEPTH:
             self._too_deep(node)
@@ -115,7 +121,8 @@ class _LocLoader(_Loader):  # type: ignore[misc, valid-type]
             try:
                 seen = key in marks
             except TypeError:
-                raise DeclarationError("a mapping key must be a plain value", _where(self.file, key_node.start_mark)) from None
+                raise DeclarationError("a mapping key must be a plain value",
+                                       _where(self.file, key_node.start_mark)) from None
             if seen and index >= merged and marks[key] is not None:
                 first = marks[key].line + 1
                 if self._duplicates is not None:  # read as Buildkite reads it (go-pipeline keeps the last)
@@ -139,7 +146,7 @@ class _LocLoader(_Loader):  # type: ignore[misc, valid-type]
             self._count(node, [n for pair in node.value for n in pair])
         return out
 
-    def construct_sequence(self, node, deep=False):  # noqa: ANN001
+    def construct_sequence(self, node: Any, deep: bool = False) -> LocList:
         self._depth += 1
         if self._depth > MAX_DEPTH:
             self._too_deep(node)
@@ -174,7 +181,8 @@ def load_text(text: str, file: str, duplicates: list[str] | None = None) -> Any:
         if "recursive node" in problem:  # PyYAML's words for `a: &x [*x]`
             raise DeclarationError("a YAML alias (*name) refers to a mapping or list that contains it", where,
                                    fix="write the values out instead of the alias") from None
-        raise DeclarationError(f"YAML syntax error: {problem}", where, fix="correct the YAML syntax at that position") from None
+        raise DeclarationError(f"YAML syntax error: {problem}", where,
+                               fix="correct the YAML syntax at that position") from None
     except yaml.YAMLError as exc:
         raise DeclarationError(f"YAML error: {exc}", Location(file)) from None
     except RecursionError:  # nesting through tags that bypass the depth bound (!!omap, !!pairs)

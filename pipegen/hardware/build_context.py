@@ -30,14 +30,16 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from pipegen.errors import UsageError
 from pipegen.hardware.build_gate import Gate, parse_gate
 from pipegen.hardware.build_keyed import Keyed, parse_keyed
 from pipegen.hardware.build_keyed import filled as keyed_fields
 from pipegen.hardware.build_wrap import Wrap, filled, parse_wrap
+from pipegen.hardware.model import Inventory, Template
 
 _PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][\w.]*)\}")
 
@@ -56,7 +58,7 @@ class Variant:
     gate: Gate | None = None
     wrap: Wrap | None = None
 
-    def matches(self, info: "BuildInfo") -> bool:
+    def matches(self, info: BuildInfo) -> bool:
         if self.branch is not None and not fnmatch.fnmatchcase(info.branch, self.branch):
             return False
         if self.pull_request is not None and (info.pull_request not in ("", "false")) != self.pull_request:
@@ -89,7 +91,7 @@ class BuildInfo:
     env: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     @classmethod
-    def from_environ(cls, environ: Mapping[str, str]) -> "BuildInfo":
+    def from_environ(cls, environ: Mapping[str, str]) -> BuildInfo:
         return cls(branch=environ.get("BUILDKITE_BRANCH", ""), commit=environ.get("BUILDKITE_COMMIT", ""),
                    pull_request=environ.get("BUILDKITE_PULL_REQUEST", ""), env=dict(environ))
 
@@ -107,7 +109,8 @@ class BuildContext:
     priority: int | None = None
     omit: tuple[str, ...] = ()
     gate: Gate | None = None  # its {value}s filled
-    keyed: Mapping[str, tuple[dict[str, str], int | None]] = dataclasses.field(default_factory=dict)  # key -> env, timeout
+    # a step's declared key -> its env and timeout
+    keyed: Mapping[str, tuple[dict[str, str], int | None]] = dataclasses.field(default_factory=dict)
     wraps: tuple[Wrap, ...] = ()  # innermost first, their {value}s filled
 
     def fill(self, value: Any) -> Any:
@@ -126,7 +129,7 @@ class BuildContext:
             return command
         for name, pattern, value in self.variables:
             if name in command:  # skip the regex
-                command = pattern.sub(lambda _m: value, command)
+                command = pattern.sub(value.replace("\\", "\\\\"), command)  # the value as written
         return command
 
 
@@ -169,11 +172,16 @@ def resolve(spec: BuildSpec | None, info: BuildInfo, given: tuple[tuple[str, str
     return dataclasses.replace(context, variables=tuple(variables))
 
 
+def _filled(text: str, values: Mapping[str, str]) -> str:
+    """`text` with each {name} that `values` holds replaced by its value."""
+    return _PLACEHOLDER.sub(lambda m: values.get(m[1], m[0]), text)
+
+
 def _expand(raw: dict[str, str]) -> dict[str, str]:
     """Values may name other values: expand until nothing changes (a cycle stops after a few rounds)."""
     values = dict(raw)
     for _ in range(5):
-        changed = {k: _PLACEHOLDER.sub(lambda m: values.get(m[1], m[0]), v) for k, v in values.items()}
+        changed = {k: _filled(v, values) for k, v in values.items()}
         if changed == values:
             break
         values = changed
@@ -254,7 +262,7 @@ def _omit(value: Any, where: Any) -> tuple[str, ...]:
     return names
 
 
-def _list(value: Any, raw: Any, name: str) -> list:
+def _list(value: Any, raw: Any, name: str) -> list[Any]:
     from pipegen.errors import DeclarationError
 
     if value is None:
@@ -267,13 +275,13 @@ def _list(value: Any, raw: Any, name: str) -> list:
 # --------------------------------------------------------------------------- applying it
 
 
-def apply(inventory: Any, context: BuildContext) -> Any:
+def apply(inventory: Inventory, context: BuildContext) -> Inventory:
     """The inventory with the build's values in its strings and its variants' docker options."""
     if not context.values:
         return inventory
-    done: dict[int, Any] = {}
+    done: dict[int, Template] = {}
 
-    def template(t: Any) -> Any:
+    def template(t: Template) -> Template:
         if id(t) not in done:
             options = dict(context.fill(dict(t.options)))
             if t.kind == "docker":

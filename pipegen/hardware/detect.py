@@ -14,8 +14,9 @@ machines torch describes wrongly. The syntax is `cpu`, or
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from pipegen.errors import UsageError
 

@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from pipegen.declarations.fields import Checker, anything, check_fields, require_mapping, string, string_list, tag_map
-from pipegen.errors import DeclarationError
 from pipegen.declarations.locate import DEFAULT_INVENTORY
+from pipegen.declarations.yamlio import LocList
+from pipegen.errors import DeclarationError
 from pipegen.hardware.model import DOCKER_PLUGIN, PLAIN, TEMPLATE_KINDS, VENDORS, Family, Inventory, Route, Template
 from pipegen.hardware.template_fields import job_fields, plain, setup_commands
 from pipegen.model import Declarations, Location
@@ -199,7 +201,7 @@ def parse_inventory(data: Any, source: str) -> Inventory:
     if not isinstance(raw_routes, list):
         raise DeclarationError("'routes' must be a list", top.loc("routes"))
     for index, raw in enumerate(raw_routes):
-        where = raw_routes.loc(index)
+        where = raw_routes.loc(index) if isinstance(raw_routes, LocList) else top.loc("routes")
         route = check_fields(require_mapping(raw, where, "a route"), ROUTE_FIELDS, "route")
         if not route.get("family") or not (route.get("label") or route.get("key")):
             raise DeclarationError("a route needs 'family' and 'label' or 'key'", where)

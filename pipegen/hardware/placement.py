@@ -38,7 +38,8 @@ def place(step: Step, inventory: Inventory) -> Job:
     if queue is None and family.queues:
         offered = ", ".join(str(n) for n in family.gpu_counts) or "none"
         raise _missing(step, f"asks for {gpus} GPU(s) on '{family.name}', which has queues for {offered} GPU(s)",
-                       f"use one of those counts, or add a queue for {gpus} GPUs to '{family.name}' in {inventory.source}")
+                       f"use one of those counts, or add a queue for {gpus} GPUs to '{family.name}' "
+                       f"in {inventory.source}")
     agents = [("queue", queue)] if queue is not None else []
     agents += [(k, v) for k, v in family.agents if k != "queue"]
     agents += [(k, v) for k, v in step.agent_tags if k != "queue" and k not in dict(family.agents)]
@@ -61,7 +62,8 @@ def _family_of(step: Step, inventory: Inventory) -> tuple[Family, int | None]:
             name = inventory.no_gpu if step.no_gpu and inventory.no_gpu else inventory.default
         if name is None:
             raise _missing(step, "names no hardware and the inventory has no default family",
-                           f"add 'hardware: [FAMILY]' to the step, or 'default: FAMILY' to {inventory.source or DEFAULT_INVENTORY}")
+                           "add 'hardware: [FAMILY]' to the step, or 'default: FAMILY' to "
+                           f"{inventory.source or DEFAULT_INVENTORY}")
         family = inventory.family(name)
         assert family is not None, name  # checked when the inventory loads
         return family, None
@@ -71,7 +73,8 @@ def _family_of(step: Step, inventory: Inventory) -> tuple[Family, int | None]:
 
         known = inventory.names()
         hint = suggest(step.device, known, "families") if known else f"create {DEFAULT_INVENTORY}"
-        raise _missing(step, f"asks for hardware '{step.device}', which no family in {inventory.source or DEFAULT_INVENTORY} provides",
+        raise _missing(step, f"asks for hardware '{step.device}', which no family in "
+                             f"{inventory.source or DEFAULT_INVENTORY} provides",
                        hint)
     return resolved
 

@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from pipegen.declarations.fields import (
-    Checker, anything, boolean, check_fields, choice, env_map, mapping, positive_int, require_mapping, string,
+    Checker,
+    anything,
+    boolean,
+    check_fields,
+    choice,
+    env_map,
+    mapping,
+    positive_int,
+    require_mapping,
+    string,
     string_list,
 )
 from pipegen.errors import DeclarationError
@@ -25,7 +34,8 @@ def setup_commands(raw: Any, where: Location) -> tuple[SetupCommand, ...]:
     for index, item in enumerate(raw or ()):
         at = raw.loc(index) if hasattr(raw, "loc") else where
         if isinstance(item, dict):
-            fields = check_fields(item, {"run": string, "min_gpus": positive_int}, "setup command")
+            fields = check_fields(require_mapping(item, at, "a setup command"),
+                                  {"run": string, "min_gpus": positive_int}, "setup command")
             if "run" not in fields:
                 raise DeclarationError("a setup command needs 'run'", at, "write '{run: COMMAND, min_gpus: 2}'")
             out.append(SetupCommand(fields["run"], fields.get("min_gpus", 0)))

@@ -6,9 +6,8 @@ nothing does, and one row per step with its hardware, action and reason.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pipegen.markdown import cell
+from pipegen.render.plan import PipelinePlan, Row
 from pipegen.selection.report import banner, summary, warnings_markdown
 
 ACTION_ORDER = ("run", "blocked", "skip-step", "omitted", "left out")
@@ -21,7 +20,7 @@ ACTION_TEXT = {
 }
 
 
-def annotation(plan: Any, error: str = "") -> str:
+def annotation(plan: PipelinePlan, error: str = "") -> str:
     rows = plan.rows
     counts = {a: sum(1 for r in rows if r.action == a) for a in ACTION_ORDER}
     lines = ["### pipegen: why these steps", ""]
@@ -60,7 +59,7 @@ def annotation(plan: Any, error: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def _row(row: Any) -> str:
+def _row(row: Row) -> str:
     hardware = f"{row.hardware} (`{cell(row.queue)}`)" if row.queue else row.hardware
     return (f"| {cell(row.step.label)} (`{cell(row.key)}`) | {cell(row.step.group)} | {cell(hardware)} "
             f"| {ACTION_TEXT[row.action]} | {cell(row.reason)} |")

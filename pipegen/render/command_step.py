@@ -11,9 +11,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from pipegen.model import Step
 from pipegen.buildkite.dollars import Dollars, Undeliverable
 from pipegen.buildkite.limits import SKIP_MAX
+from pipegen.hardware.build_context import BuildContext
+from pipegen.hardware.model import Job, Template
+from pipegen.model import Step
 from pipegen.render.job_commands import job_commands, with_template_fields
 
 LOST_AGENT = {"exit_status": -1, "limit": 1}
@@ -57,8 +59,8 @@ def _covers_lost_agent(item: Any) -> bool:
     return status in (-1, "*") or (isinstance(status, list) and -1 in status)
 
 
-def command_item(step: Step, job: Any, key: str, depends: list[str], dollars: Dollars, skip: str | None,
-                 build: Any = None) -> dict[str, Any]:
+def command_item(step: Step, job: Job, key: str, depends: list[str], dollars: Dollars, skip: str | None,
+                 build: BuildContext | None = None) -> dict[str, Any]:
     """`build`: the build context (hardware.build_context) that may rewrite the commands."""
     template = job.template
     lines = job_commands(step, job, dollars, build)
@@ -72,7 +74,7 @@ def command_item(step: Step, job: Any, key: str, depends: list[str], dollars: Do
         "commands": lines,
         "env": {dollars(k): dollars(v) for k, v in step.env},
         "timeout_in_minutes": step.timeout_in_minutes,
-        "soft_fail": list({"exit_status": s} for s in step.soft_fail) if isinstance(step.soft_fail, tuple)
+        "soft_fail": [{"exit_status": s} for s in step.soft_fail] if isinstance(step.soft_fail, tuple)
         else step.soft_fail,
         "retry": _retry(step.retry),
         "parallelism": step.parallelism,
@@ -89,7 +91,7 @@ def command_item(step: Step, job: Any, key: str, depends: list[str], dollars: Do
     return _with_build(with_template_fields(item, step, job), step, build)
 
 
-def _with_build(item: dict[str, Any], step: Step, build: Any) -> dict[str, Any]:
+def _with_build(item: dict[str, Any], step: Step, build: BuildContext | None) -> dict[str, Any]:
     """What the build sets on its jobs: the fields of a step's declared key, a priority where none is
     set, fields dropped."""
     if build is None:
@@ -107,11 +109,12 @@ def _with_build(item: dict[str, Any], step: Step, build: Any) -> dict[str, Any]:
     return item
 
 
-def _plugin(template: Any, step: Step) -> Any:
+def _plugin(template: Template, step: Step) -> Template:
     """The family's template, with the agent mounted into a docker container where the step asks."""
     if not (step.mount_buildkite_agent and template.kind == "docker"):
         return template
-    return dataclasses.replace(template, options=tuple({**dict(template.options), "mount_buildkite_agent": True}.items()))
+    options = {**dict(template.options), "mount_buildkite_agent": True}
+    return dataclasses.replace(template, options=tuple(options.items()))
 
 
 def _deep(value: Any, dollars: Dollars) -> Any:
@@ -144,7 +147,7 @@ def _gpus(value: Any, gpus: str) -> Any:
     return value
 
 
-def _pod_spec(template: Any, job: Any) -> Any:
+def _pod_spec(template: Template, job: Job) -> Any:
     """The family's podSpec with the job's GPU count in the first container's limits."""
     spec = _gpus(template.pod_spec, str(job.gpus))  # this job's own copy
     containers = spec.get("containers") if isinstance(spec, dict) else None

@@ -27,7 +27,7 @@ class NotInDialect(Exception):
 
 
 _INT = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
-_scanstring = json.decoder.scanstring  # C: a JSON string body -> (text, end)
+_scanstring = json.decoder.scanstring  # type: ignore[attr-defined]  # C: a JSON string body -> (text, end); not in typeshed
 # Inside a quoted scalar, what JSON keeps and a YAML reader does not: raw characters it folds or refuses,
 # and escaped surrogates (JSON pairs them, YAML keeps them apart).
 _RAW_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
@@ -112,7 +112,8 @@ class Reader:
         stripped = [line.lstrip(" ") for line in lines]
         # Blank lines and comments hold no data. (A directive or a document marker is neither a key nor an
         # item, so no block takes its line: it goes to PyYAML like any other line outside the dialect.)
-        self.cols = [len(line) - len(body) for line, body in zip(lines, stripped) if body and body[0] != "#"]
+        self.cols = [len(line) - len(body) for line, body in zip(lines, stripped, strict=True)
+                     if body and body[0] != "#"]
         self.bodies = [body for body in stripped if body and body[0] != "#"]
         self.end = len(self.cols)
         self.cols.append(-1)
@@ -139,6 +140,7 @@ class Reader:
         cols, bodies, careful = self.cols, self.bodies, self.careful
         column = cols[pos]
         out: list[Any] = []
+        value: Any
         while cols[pos] == column:
             body = bodies[pos]
             if body[:3] == '- "':  # the hot path: one quoted string per line (commands)

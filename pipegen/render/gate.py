@@ -10,10 +10,12 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
+from pipegen.hardware.build_gate import Gate
+
 GATE_JOBS = 2  # its group and its command step, as Buildkite counts jobs
 
 
-def add_gate(entries: list[dict[str, Any]], gate: Any, priority: int | None) -> None:
+def add_gate(entries: list[dict[str, Any]], gate: Gate, priority: int | None) -> None:
     """`gate`'s texts are the inventory's, in Buildkite's syntax already: written as they are."""
     for entry in entries:
         for item in entry["steps"]:
@@ -25,7 +27,7 @@ def add_gate(entries: list[dict[str, Any]], gate: Any, priority: int | None) -> 
     entries.insert(0, {"group": gate.group, "steps": [_item(gate, priority)]})
 
 
-def _item(gate: Any, priority: int | None) -> dict[str, Any]:
+def _item(gate: Gate, priority: int | None) -> dict[str, Any]:
     """The gate's command step: no container, setup or retry; the command as it is written."""
     return {"type": "command", "label": gate.label, "key": gate.key, "depends_on": [],
             "agents": {"queue": gate.queue}, "commands": [gate.command], "env": {}, "timeout_in_minutes": None,

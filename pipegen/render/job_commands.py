@@ -16,6 +16,7 @@ from typing import Any
 
 from pipegen.buildkite.dollars import Dollars
 from pipegen.hardware.build_context import BuildContext
+from pipegen.hardware.model import Job
 from pipegen.model import Step
 
 NO_BUILD = BuildContext(values={})
@@ -36,14 +37,14 @@ def preview_text(command: str, preview: str = "blank") -> str:
     return _BLANK.sub(" ", command[:80]).strip()
 
 
-def setup_commands(step: Step, job: Any) -> list[str]:
+def setup_commands(step: Step, job: Job) -> list[str]:
     if step.no_plugin:
         return []
     gpus = job.gpus * max(job.nodes, 1)
     return [c.run for c in job.template.setup if gpus >= c.min_gpus]
 
 
-def job_commands(step: Step, job: Any, dollars: Dollars, build: BuildContext | None = None) -> list[str]:
+def job_commands(step: Step, job: Job, dollars: Dollars, build: BuildContext | None = None) -> list[str]:
     """The command lines of one job, as the agent runs them."""
     build = build or NO_BUILD
     template = job.template
@@ -67,7 +68,7 @@ def job_commands(step: Step, job: Any, dollars: Dollars, build: BuildContext | N
     return list(step.prelude) + cd + [build.substitute(line) for line in lines]
 
 
-def with_template_fields(item: dict[str, Any], step: Step, job: Any) -> dict[str, Any]:
+def with_template_fields(item: dict[str, Any], step: Step, job: Job) -> dict[str, Any]:
     """The item with what the template's `job:` section sets on its jobs."""
     fields = job.template.job
     gpus = str(job.gpus)

@@ -11,7 +11,7 @@ one filesystem to the next), then the label of the step it came from.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from pipegen.declarations.presets import AMD_GROUP
 from pipegen.model import Step

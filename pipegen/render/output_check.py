@@ -24,7 +24,8 @@ def check(text: str, limit: int = JOB_LIMIT, external: tuple[str, ...] = ()) -> 
         data = load(text)
     except DeclarationError as exc:
         line = exc.location.line if exc.location else 0
-        error = OutputError(f"the rendered pipeline is not valid YAML: {exc.message}" + (f" (line {line})" if line else ""),
+        at = f" (line {line})" if line else ""
+        error = OutputError(f"the rendered pipeline is not valid YAML: {exc.message}{at}",
                             fix="check the --templates override (every value must go through a filter)")
         error.line = line
         raise error from None

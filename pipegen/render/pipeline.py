@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pipegen.buildkite.limits import JOB_LIMIT
 from pipegen.errors import OutputError
@@ -21,17 +21,20 @@ from pipegen.render.output_check import check
 from pipegen.render.plan import PipelinePlan, plan_pipeline
 from pipegen.render.templates import to_yaml
 
+if TYPE_CHECKING:
+    from pipegen.hardware.build_context import BuildContext, BuildInfo
+
 
 class Placement:
     """Every step on the hardware of one build: the inventory, the build's context and the jobs, in step order."""
 
-    def __init__(self, inventory: Inventory, context: Any, jobs: list[Job]):
+    def __init__(self, inventory: Inventory, context: BuildContext | None, jobs: list[Job]):
         self.inventory = inventory
-        self.context = context  # build_context.BuildContext
+        self.context = context
         self.jobs = jobs
 
 
-def place(decl: Declarations, build: Any = None) -> Placement:
+def place(decl: Declarations, build: BuildInfo | None = None) -> Placement:
     """Load the inventory for this build (build_context.BuildInfo) and place every step on it."""
     from pipegen.hardware.inventory import load_for_build
     from pipegen.hardware.placement import jobs

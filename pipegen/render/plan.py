@@ -7,12 +7,15 @@ unique, and the 500-job upload limit is kept by omitting unselected steps when n
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pipegen.buildkite.dollars import Dollars, deliverable
 from pipegen.buildkite.keys import BLOCK_PREFIX, key_map, unique_key, valid_key
 from pipegen.buildkite.limits import JOB_LIMIT, command_jobs
 from pipegen.errors import OutputError, UsageError
+from pipegen.hardware.build_context import BuildContext
+from pipegen.hardware.model import Job
 from pipegen.model import Declarations, Selection, Step
 from pipegen.render.command_step import command_item, skip_text
 from pipegen.render.gate import GATE_JOBS, add_gate
@@ -59,8 +62,8 @@ class PipelinePlan:
         self.notes: list[str] = []
 
 
-def plan_pipeline(decl: Declarations, selection: Selection, placed: Sequence[Any], *, unselected: str | None = None,
-                  limit: int = JOB_LIMIT, build: Any = None) -> PipelinePlan:
+def plan_pipeline(decl: Declarations, selection: Selection, placed: Sequence[Job], *, unselected: str | None = None,
+                  limit: int = JOB_LIMIT, build: BuildContext | None = None) -> PipelinePlan:
     """Decide the pipeline's items. `placed`: one hardware.Job per step, in order; `build`: the
     build context (hardware.build_context) that may rewrite commands."""
     mode = unselected or decl.settings.unselected
@@ -68,12 +71,12 @@ def plan_pipeline(decl: Declarations, selection: Selection, placed: Sequence[Any
         raise UsageError(f"--unselected must be one of {', '.join(UNSELECTED)}, got {mode!r}")
     shown = _states(decl, selection, mode)
     # The build's own step (a pull request's pre-commit check); a docs-only change uploads nothing.
-    gate = None if selection.skip_all else getattr(build, "gate", None)
+    gate = None if selection.skip_all or build is None else build.gate
     folded = _fold(decl.steps, shown, limit - (GATE_JOBS if gate else 0))
     count = _count(decl.steps, shown) + (GATE_JOBS if gate else 0)
     entries, rows = _group(decl, selection, placed, shown, folded, limit, build)
     if gate:
-        add_gate(entries, gate, build.priority)
+        add_gate(entries, gate, build.priority if build is not None else None)
     renamed = [(row.step.key, row.key) for row in rows if row.key != row.step.key]
     result = PipelinePlan(entries=entries, rows=rows, selection=selection, unselected=mode, jobs=count, limit=limit,
                           folded=folded, renamed=renamed)
@@ -105,8 +108,9 @@ def _fold(steps: Sequence[Step], shown: dict[str, str], limit: int) -> list[str]
     return folded
 
 
-def _group(decl: Declarations, selection: Selection, placed: Sequence[Any], shown: Mapping[str, str],
-           folded: Sequence[str], limit: int, build: Any = None) -> tuple[list[dict[str, Any]], list[Row]]:
+def _group(decl: Declarations, selection: Selection, placed: Sequence[Job], shown: Mapping[str, str],
+           folded: Sequence[str], limit: int,
+           build: BuildContext | None = None) -> tuple[list[dict[str, Any]], list[Row]]:
     """The template items, grouped by declaration group in order, and one annotation Row per step."""
     dollars = Dollars(decl.settings.interpolate)
     keys = key_map(decl.steps)

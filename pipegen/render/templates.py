@@ -7,6 +7,7 @@ No user string reaches the YAML raw: every `{{ expression }}` goes out through
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
@@ -55,10 +56,8 @@ def environment(templates: str | None = None) -> Any:
                     bucket.reset()
 
             def dump_bytecode(self, bucket: Any) -> None:
-                try:
+                with contextlib.suppress(OSError):
                     super().dump_bytecode(bucket)
-                except OSError:
-                    pass
 
         try:
             os.makedirs(os.path.join(folder, "jinja"), exist_ok=True)
@@ -89,7 +88,8 @@ def to_yaml(result: PipelinePlan, templates: str | None = None) -> str:
 
     env = environment(templates)
     try:
-        return env.get_template("pipeline.j2").render(entries=result.entries, plan=result)
+        text: str = env.get_template("pipeline.j2").render(entries=result.entries, plan=result)
+        return text
     except TemplateError as exc:
         where = _template_frame(exc)
         raise UsageError(f"template error in {where}: {exc}",

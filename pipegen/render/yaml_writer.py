@@ -18,7 +18,6 @@ import functools
 import re
 from typing import Any
 
-
 # A plain word that every YAML reader takes as this very string (fastyaml reads the same dialect back).
 PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*\Z")
 # YAML 1.1 words that a plain scalar would turn into a bool or null: these are always quoted.

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal
 
 Outcome = Literal["passed", "failure", "skipped"]
 
@@ -52,4 +53,5 @@ def junit_xml(suite_name: str, cases: Sequence[Case]) -> bytes:
         elif case.outcome == "skipped":
             ET.SubElement(element, "skipped", message=xml_text(case.message))
     ET.indent(root)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    xml: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return xml

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from pipegen.hardware.detect import Machine
-from pipegen.run.junit import Case
-from pipegen.run.plan import FAILED, RunPlan, Result, Unrunnable
-
+from pipegen.run.junit import Case, Outcome
+from pipegen.run.plan import FAILED, Result, RunPlan, Unrunnable
 
 
 def duration(seconds: float) -> str:
@@ -32,7 +31,8 @@ def plan_text(p: RunPlan) -> str:
         if run.plugins:
             lines.append(f"  not run here: its plugins ({run.plugins}); the step cannot pass here")
         if run.needs:
-            lines.append("  after: " + ", ".join(job + (" (may fail)" if allowed else "") for job, allowed in run.needs))
+            needs = (job + (" (may fail)" if allowed else "") for job, allowed in run.needs)
+            lines.append("  after: " + ", ".join(needs))
         lines.append(f"  working dir: {run.cwd}")
         lines += [f"  env: {k}={v}" for k, v in run.env]
         if run.timeout_s is not None:
@@ -61,7 +61,8 @@ def summary_text(results: Sequence[Result], unrunnable: Sequence[Unrunnable], ch
               duration(r.seconds) if r.status not in ("not run", "skipped") else "-") for r in results]
     rows += [(u.key, "-", "cannot run here", "-") for u in unrunnable]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3] for row in rows]
+    # The last column goes unpadded: zip stops at the widths of the others.
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[3] for row in rows]
     counts = Counter([r.status for r in results] + ["cannot run here"] * len(unrunnable))
     totals = ", ".join(f"{n} {status}" for status, n in counts.items())
     artifacts = [f"  {r.planned.key}: {path}" for r in results for path in r.artifacts]
@@ -86,7 +87,7 @@ def junit_cases(results: Sequence[Result], unrunnable: Sequence[Unrunnable],
     cases = []
     for r in results:
         step = r.planned.step
-        outcome = "failure" if r.status in FAILED else "passed" if r.status == "passed" else "skipped"
+        outcome: Outcome = "failure" if r.status in FAILED else "passed" if r.status == "passed" else "skipped"
         output = read_log(r.planned.log) if outcome == "failure" else ""
         message = f"{r.status}: {r.detail}" if outcome == "skipped" and r.detail else r.detail
         cases.append(Case(r.planned.key, step.group or "pipegen", r.seconds, outcome, message, r.status, output,

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 from pipegen.buildkite.dollars import Dollars, deliverable, uploaded
 from pipegen.buildkite.keys import declared_keys
@@ -185,7 +186,8 @@ def step_env(step: Step, dollars: Dollars, template_environment: Sequence[str] =
     `KEY` only passes this machine's value through.
     """
     env = {uploaded(dollars(k)): uploaded(dollars(v)) for k, v in step.env}
-    env.update(uploaded(entry).split("=", 1) for entry in template_environment if "=" in entry)
+    pairs = (uploaded(entry).partition("=") for entry in template_environment if "=" in entry)
+    env.update((key, value) for key, _, value in pairs)
     if step.parallelism:
         # One local job does the work of all parallel jobs: shard 0 of 1.
         env.setdefault("BUILDKITE_PARALLEL_JOB", "0")

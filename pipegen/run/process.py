@@ -16,11 +16,12 @@ import subprocess
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Callable, Iterator, Mapping, Sequence, TextIO
+from typing import TextIO
 
-from pipegen.run.output import duration
 from pipegen.run.artifacts import collect
+from pipegen.run.output import duration
 from pipegen.run.plan import FAILED, Planned, Result, Status
 from pipegen.run.steps import blocked_by, soft_fails
 
@@ -121,7 +122,7 @@ def without_plugins(result: Result) -> Result:
 def run_step(planned: Planned, env: Mapping[str, str], tick: Callable[[float], None]) -> Result:
     try:
         _make_log_folder(os.path.dirname(os.path.abspath(planned.log)))
-        log = open(planned.log, "wb")
+        log = open(planned.log, "wb")  # noqa: SIM115 - its `with` follows, once the folder is known to work
     except OSError as exc:  # checked before the run; a folder can still change under it
         return Result(planned, "failed", 0.0, f"cannot write its log {planned.log}: {exc.strerror}")
     start = time.monotonic()
@@ -146,7 +147,7 @@ def run_step(planned: Planned, env: Mapping[str, str], tick: Callable[[float], N
     return Result(planned, status, time.monotonic() - start, detail)
 
 
-def _wait(proc: subprocess.Popen, timeout_s: float | None, start: float,
+def _wait(proc: subprocess.Popen[bytes], timeout_s: float | None, start: float,
           tick: Callable[[float], None]) -> tuple[Status, str]:
     while True:
         try:
@@ -164,17 +165,15 @@ def _wait(proc: subprocess.Popen, timeout_s: float | None, start: float,
     return "failed", f"exit status {code}" if code > 0 else f"killed by {signal.Signals(-code).name}"
 
 
-def stop_group(proc: subprocess.Popen, grace_s: float = GRACE_S) -> None:
+def stop_group(proc: subprocess.Popen[bytes], grace_s: float = GRACE_S) -> None:
     """SIGTERM the step's process group; SIGKILL what is left once bash exits or the grace period ends.
 
     Whether the rest of the group is gone cannot be told reliably (zombies
     still count where PID 1 does not reap), so it is not waited for.
     """
     _signal_group(proc.pid, signal.SIGTERM)
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired, KeyboardInterrupt):  # a second Ctrl-C: no more waiting
         proc.wait(grace_s)
-    except (subprocess.TimeoutExpired, KeyboardInterrupt):  # a second Ctrl-C: no more waiting
-        pass
     _signal_group(proc.pid, signal.SIGKILL)
     proc.wait()
 

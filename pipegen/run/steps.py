@@ -13,15 +13,16 @@ this branch, `skip`) counts as passed for its dependents, as in Buildkite.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from pipegen.buildkite.branches import includes
-from pipegen.buildkite.matrix import combinations
-from pipegen.model import Declarations
 from pipegen.buildkite.keys import declared_keys
+from pipegen.buildkite.matrix import combinations
 from pipegen.hardware.detect import Machine
 from pipegen.hardware.model import Inventory
+from pipegen.model import Declarations
 from pipegen.run.plan import FAILED, Candidates, Planned, RunOptions, RunPlan, log_name, plan_runs
 
 TRUE = (True, "true")
@@ -139,8 +140,8 @@ def pick_jobs(runs: Sequence[Planned], asked: Sequence[str], rendered: Mapping[s
             known = ", ".join(f"'{base}[{n}]'" for n in sorted(names)) or f"none: step '{base}' has no matrix"
             raise UsageError(f"step '{base}' has no matrix job '{combo}'", fix=f"name one of {known}")
     for run in runs:
-        base = next((b for b in (run.step.key, run.step.origin) if b in wanted), None)
-        if base is None or (run.combination is not None and run.combination.name in wanted[base]):
+        declared = next((b for b in (run.step.key, run.step.origin) if b in wanted), None)
+        if declared is None or (run.combination is not None and run.combination.name in wanted[declared]):
             out.append(run)
     return out
 

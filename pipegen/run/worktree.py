@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Mapping
+from collections.abc import Mapping
 
 from pipegen.errors import UsageError
 from pipegen.git import Git

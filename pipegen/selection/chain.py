@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from pipegen.errors import EXIT_FINDINGS, PipegenError, UsageError
 from pipegen.model import ChangeSet, Declarations, LabelRule, Options, Selection
@@ -125,7 +126,8 @@ def read_changes(args: SelectArgs, decl: Declarations, environ: Mapping[str, str
         base_env=decl.settings.base_env,
     )
     if not changes.trusted and args.strict_diff:
-        raise DiffError(f"the diff cannot be trusted: {changes.reason}", fix="fetch the base branch, or drop --strict-diff")
+        raise DiffError(f"the diff cannot be trusted: {changes.reason}",
+                        fix="fetch the base branch, or drop --strict-diff")
     return changes
 
 
@@ -148,8 +150,8 @@ def _unknown_paths(files: Sequence[str], listed: Sequence[Listed], args: SelectA
                    environ: Mapping[str, str]) -> tuple[str, ...]:
     """The warning for listed paths that name no file here, in HEAD or the base, and that no step's entry
     matches (cheapest test first: git runs only when a path is neither on disk nor matched)."""
-    from pipegen.selection.file_list import unknown
     from pipegen.git import known_paths
+    from pipegen.selection.file_list import unknown
 
     root = os.path.realpath(decl.root)
     missing = unknown([p for p in files if not os.path.lexists(os.path.join(root, p))], (), decl.steps)

@@ -9,7 +9,7 @@ everything: fail safe, never fail quiet.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from pipegen.errors import UsageError
 from pipegen.git import Git, GitFailed, in_ci
@@ -94,13 +94,13 @@ def changed_files(
     chosen = _choose_base(git, base_candidates(base, base_branch, environ, base_env), fetch_base)
     if isinstance(chosen, ChangeSet):
         return chosen
-    chosen, commit = chosen
+    ref, commit = chosen
     head = git.resolves("HEAD")
     if head is None:
-        return ChangeSet((), base=chosen, trusted=False, reason="HEAD has no commit yet")
+        return ChangeSet((), base=ref, trusted=False, reason="HEAD has no commit yet")
     uncommitted = not committed_only and not in_ci(environ)
     merge_base = head if head == commit else _merge_base(git, commit, fetch_base)
-    where = f"HEAD is {'on' if head == commit else 'behind'} {chosen}"
+    where = f"HEAD is {'on' if head == commit else 'behind'} {ref}"
     if merge_base == head and uncommitted:
         # Working on the base branch itself (or behind it): the change is the uncommitted work.
         how = where
@@ -108,7 +108,7 @@ def changed_files(
         # A push to the base branch (or a build of it after it moved on): what HEAD's first-parent commit brought.
         merge_base = _parent(git, fetch_base)
         if merge_base is None and _is_shallow(git):
-            return ChangeSet((), base=chosen, trusted=False,
+            return ChangeSet((), base=ref, trusted=False,
                              reason=f"shallow clone without the parent of HEAD ({where}); "
                                     "try --fetch-base or a deeper clone")
         merge_base = merge_base or _EMPTY_TREE  # the first commit: everything in it is new
@@ -116,18 +116,19 @@ def changed_files(
     elif merge_base is None:
         shallow = _is_shallow(git)
         why = "shallow clone without the merge base" if shallow else "no common history (unrelated histories)"
-        return ChangeSet((), base=chosen, trusted=False,
-                         reason=f"{why} of HEAD and {chosen}; try --fetch-base or a deeper clone")
+        return ChangeSet((), base=ref, trusted=False,
+                         reason=f"{why} of HEAD and {ref}; try --fetch-base or a deeper clone")
     else:
-        how = f"merge base of HEAD and {chosen}"
+        how = f"merge base of HEAD and {ref}"
     try:
-        files = git.paths("diff", "-z", "--name-only", "--no-renames", merge_base, *([] if uncommitted else ["HEAD"]), "--")
+        files = git.paths("diff", "-z", "--name-only", "--no-renames", merge_base,
+                          *([] if uncommitted else ["HEAD"]), "--")
         if uncommitted:
             files += git.paths("ls-files", "-z", "--others", "--exclude-standard")
             how += ", with uncommitted work"
     except GitFailed as exc:
-        return ChangeSet((), base=chosen, merge_base=merge_base, trusted=False, reason=exc.message)
-    return ChangeSet(tuple(_unique(files)), base=chosen, merge_base=merge_base, trusted=True, reason=how)
+        return ChangeSet((), base=ref, merge_base=merge_base, trusted=False, reason=exc.message)
+    return ChangeSet(tuple(_unique(files)), base=ref, merge_base=merge_base, trusted=True, reason=how)
 
 
 def _parent(git: Git, fetch_base: bool) -> str | None:

@@ -10,13 +10,14 @@ step without dependencies; else block.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 from pipegen.errors import UsageError
+from pipegen.model import Action, ChangeSet, Decision, Declarations, Options, Reason, Rule, Selection, Settings, Step
 from pipegen.selection.inputs import Input, own_inputs
 from pipegen.selection.matching import StepIndex, first_match
-from pipegen.model import ChangeSet, Decision, Declarations, Options, Reason, Rule, Selection, Settings, Step
 
 NEEDED = "needed-by"  # the rule of a step that runs because a step that runs depends on it
 
@@ -29,7 +30,7 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
     files, via = _as_read(decl, changed)
     warnings: list[str] = [str(w) for w in decl.warnings] + list(changes.warnings)
 
-    input_hits = _input_hits(dict.fromkeys((*own_inputs(decl), *inputs)), files, warnings)
+    input_hits = _input_hits(list(dict.fromkeys((*own_inputs(decl), *inputs))), files, warnings)
     everything = input_hits.pop(None, None)
     run_all_reason = _run_all(decl, changes, options, files) or (
         _as_named(everything.text, everything.file, via) if everything else "")
@@ -45,7 +46,7 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
         # Which file fires each rule does not depend on the step: match once.
         rule_hits = [(rule, first_match(rule.changed, files)) for rule in settings.rules]
         decisions = []
-        for step, match in zip(decl.steps, matched):
+        for step, match in zip(decl.steps, matched, strict=True):
             forced = Reason("run-all", run_all_reason) if run_all_reason else input_hits.get(step.key)
             action, reason = _decide_step(step, match, settings, rule_hits, options, only, forced)
             if reason.file is not None and reason.file in via:  # say the path git names
@@ -112,7 +113,8 @@ def steps_by_key(decl: Declarations, keys: Sequence[str]) -> list[Step]:
             targets.setdefault(step.origin, []).append(step)
     unknown = [k for k in keys if k not in by_key and k not in targets]
     if unknown:
-        raise UsageError(f"unknown step key(s): {', '.join(unknown)}", fix="list keys with 'pipegen select --format json'")
+        raise UsageError(f"unknown step key(s): {', '.join(unknown)}",
+                         fix="list keys with 'pipegen select --format json'")
     return [step for k in keys for step in ([by_key[k]] if k in by_key else targets[k])]
 
 
@@ -234,7 +236,8 @@ def _applies(rule: Rule, step: Step) -> bool:
         return False
     if rule.dind is not None and step.dind != rule.dind:
         return False
-    return not rule.devices or (step.device is not None and any(fnmatch.fnmatchcase(step.device, d) for d in rule.devices))
+    device = step.device
+    return not rule.devices or (device is not None and any(fnmatch.fnmatchcase(device, d) for d in rule.devices))
 
 
 def _rule_hit(step: Step, rule_hits: list[tuple[Rule, tuple[str, str] | None]], overriding: bool) -> Reason | None:
@@ -252,7 +255,7 @@ def _decide_step(
     options: Options,
     only: frozenset[str] | None,
     forced: Reason | None,
-) -> tuple[str, Reason]:
+) -> tuple[Action, Reason]:
     if settings.mirror_tag is not None and settings.mirror_tag not in step.mirror_hardwares:
         return "skip", Reason("mirror-tag", f"not mirrored to '{settings.mirror_tag}' (mirror_hardwares)")
     if options.noauto:

@@ -15,8 +15,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Collection, Iterable, Iterator, Sequence
 
 from pipegen.errors import UsageError
 from pipegen.model import Step
@@ -85,7 +85,8 @@ def unquote(text: bytes) -> str | None:
         if escape in _ESCAPES:
             out.append(_ESCAPES[escape])
             i += 2
-        elif escape and escape in "0123" and len(body) >= i + 4 and all(c in _OCTAL for c in body[i + 1:i + 4].decode("latin-1")):
+        elif (escape and escape in "0123" and len(body) >= i + 4
+              and all(c in _OCTAL for c in body[i + 1:i + 4].decode("latin-1"))):
             out.append(int(body[i + 1:i + 4], 8))
             i += 4
         else:

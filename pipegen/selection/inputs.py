@@ -10,8 +10,8 @@ they are (`Input`); `decide` runs what each one shapes.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from pipegen.declarations.locate import DEFAULT_INVENTORY
 from pipegen.model import Declarations

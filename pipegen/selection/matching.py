@@ -14,7 +14,7 @@ grows with files x path depth, not files x entries.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from pipegen.declarations.patterns import glob_regex as _glob_regex
 from pipegen.declarations.patterns import is_glob
@@ -38,7 +38,8 @@ def entry_matches(entry: str, path: str, kind: PatternKind = "entry") -> bool:
 
 def split(entries: Iterable[str]) -> tuple[list[str], list[str]]:
     """Includes and exclusions ("!x" -> "x") of an entry list."""
-    includes, excludes = [], []
+    includes: list[str] = []
+    excludes: list[str] = []
     for entry in entries:
         (excludes if entry.startswith("!") else includes).append(entry[1:] if entry.startswith("!") else entry)
     return includes, excludes

@@ -8,7 +8,7 @@ strings, so each form must become the one git prints, or it selects nothing.
 from __future__ import annotations
 
 import posixpath
-from typing import Iterable
+from collections.abc import Iterable
 
 from pipegen.errors import UsageError
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pipegen.markdown import cell
 from pipegen.model import ACTIONS, Decision, Selection, Step
@@ -121,7 +122,8 @@ def selection_markdown(sel: Selection) -> str:
     lines += ["| step | group | action | reason |", "| --- | --- | --- | --- |"]
     order = {a: i for i, a in enumerate(ACTIONS)}
     for d in sorted(sel.decisions, key=lambda d: order[d.action]):
-        lines.append(f"| {cell(d.step.label)} (`{d.step.key}`) | {cell(d.step.group)} | {d.action} | {cell(reason_text(d))} |")
+        lines.append(f"| {cell(d.step.label)} (`{d.step.key}`) | {cell(d.step.group)} | {d.action} "
+                     f"| {cell(reason_text(d))} |")
     lines += warnings_markdown(sel.warnings)
     return "\n".join(lines) + "\n"
 
@@ -225,7 +227,8 @@ def render_why(verdicts: Sequence[Selection], steps: Sequence[Step], sel: Select
     """`pipegen why`: what each path does (`verdicts`: the decisions for a change of that path alone),
     then each step's decision (`sel` is needed only for steps)."""
     rows = [why_path(v) for v in verdicts]
-    infos = [why_step(step, sel) for step in steps]
+    assert sel is not None or not steps, "a step's decision needs the selection"
+    infos = [why_step(step, sel) for step in steps] if sel is not None else []
     if fmt == "json":
         out = {**({"paths": rows} if rows else {}), **({"steps": infos} if steps else {})}
         return json.dumps(out, indent=2) + "\n"

@@ -28,8 +28,7 @@ from qr_tests.quick_reduce.bounds import SPEC_REL_L2, relative_l2_error  # noqa:
 from qr_tests.quick_reduce.formats import bits_of  # noqa: E402
 from qr_tests.quick_reduce.harness import run_ranks  # noqa: E402
 from qr_tests.quick_reduce.inputs import DTYPE_CASTS, KINDS, make_input  # noqa: E402
-from qr_tests.quick_reduce.reference import (FP16_MAX, REFERENCE, Level,  # noqa: E402
-                                             simulate_all_reduce, two_shot_all_reduce)
+from qr_tests.quick_reduce.reference import FP16_MAX, REFERENCE, Level, simulate_all_reduce, two_shot_all_reduce  # noqa: E402
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 NAMES = {dtype: name for name, dtype in DTYPES.items()}
@@ -157,7 +156,7 @@ def throughput(reps: int = 100) -> str:
         inputs = [torch.randn(n, device="cuda").half() for _ in range(max(2, 512 // mb))]
         pairs = [(x, torch.empty_like(x)) for x in inputs]
         copy_us = _time(lambda p: p[1].copy_(p[0]), pairs, reps)
-        gbs = lambda us: mb * (1 << 20) / us / 1e3  # noqa: E731
+        gbs = lambda us, mb=mb: mb * (1 << 20) / us / 1e3  # noqa: E731
         for level in Level:
             def q(x, level=level):
                 return REFERENCE.roundtrip(x, level)

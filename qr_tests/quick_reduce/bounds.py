@@ -94,7 +94,7 @@ def all_reduce_bound(inputs, level: Level, cast_bf16_to_fp16: bool = True):
             s2_lo = block_max(floor) / r
             bound = bound + reach * (1 - FP16_MAX * s2_lo * (1 - 3 * u)).clamp_min(0)
     if cast:
-        bound = bound + sum((w - x).abs() for w, x in zip(ws, xs))
+        bound = bound + sum((w - x).abs() for w, x in zip(ws, xs, strict=False))
         bound = bound + UNIT[torch.bfloat16] * (exact.abs() + bound)
     return exact, bound
 

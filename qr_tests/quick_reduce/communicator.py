@@ -11,8 +11,8 @@ import hashlib
 import logging
 import os
 import socket
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 import torch
 import torch.distributed as dist
@@ -62,7 +62,7 @@ class QuickReduceConfig:
     min_size: int | None  # bytes; None: the table applies
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> "QuickReduceConfig":
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> QuickReduceConfig:
         env = os.environ if environ is None else environ
         quant = env.get(ENV_QUANTIZATION, "NONE")
         if quant not in QUANTIZATION_CHOICES:  # case-sensitive, like vLLM's env_with_choices

@@ -14,6 +14,7 @@ This module imports no torch at import time, so ranks that need none start fast.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
@@ -120,10 +121,8 @@ def _mtime(path: str) -> float:
 def signal_each(pids, sig: int) -> None:
     """Send `sig` to each pid; a process already gone is skipped."""
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, sig)
-        except ProcessLookupError:
-            pass
 
 
 def dump_stacks(pids, settle_s: float) -> None:
@@ -134,10 +133,8 @@ def dump_stacks(pids, settle_s: float) -> None:
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)  # the leader may be gone; its group may not
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def run_ranks(fn, world_size: int, args=(), *, timeout: float = 120.0,

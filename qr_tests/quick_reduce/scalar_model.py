@@ -61,7 +61,7 @@ def scalar_encode(values, level: Level, dtype) -> tuple[bytes, list[float]]:
                 idx = [t0 + c + parity + 2 * i for i in range(32)]
                 block_codes, dec = _scalar_block([vals[i] for i in idx], bits, dtype)
                 scales.append(dec)
-                for i, code in zip(idx, block_codes):
+                for i, code in zip(idx, block_codes, strict=True):
                     codes[i - t0] = code
                     decoded[i] = round_t((code - r) * dec, dtype)
         if bits == 8:

@@ -5,9 +5,17 @@ from __future__ import annotations
 import pytest
 import torch
 
-from qr_tests.quick_reduce.communicator import (DEFAULT_MAX_SIZE, ENV_CAST, ENV_MAX, ENV_MIN,
-                                                ENV_QUANTIZATION, MB, Policy, QuickReduceConfig,
-                                                min_size_for)
+from qr_tests.quick_reduce.communicator import (
+    DEFAULT_MAX_SIZE,
+    ENV_CAST,
+    ENV_MAX,
+    ENV_MIN,
+    ENV_QUANTIZATION,
+    MB,
+    Policy,
+    QuickReduceConfig,
+    min_size_for,
+)
 from qr_tests.quick_reduce.reference import Level
 
 # The spec's minimum message sizes (MB, columns FP / INT8 / INT6 / INT4), written out

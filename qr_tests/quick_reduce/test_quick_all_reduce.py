@@ -6,15 +6,29 @@ import pytest
 import torch
 
 from qr_tests.conftest import BASE_SEED, seed_for
-from qr_tests.quick_reduce.bounds import (SPEC_REL_L2, all_reduce_bound, assert_within,
-                                          check_all_reduce_bound, check_all_reduce_results,
-                                          check_error_bound, relative_l2_error)
+from qr_tests.quick_reduce.bounds import (
+    SPEC_REL_L2,
+    all_reduce_bound,
+    assert_within,
+    check_all_reduce_bound,
+    check_all_reduce_results,
+    check_error_bound,
+    relative_l2_error,
+)
 from qr_tests.quick_reduce.formats import bits_of
 from qr_tests.quick_reduce.harness import run_ranks
 from qr_tests.quick_reduce.inputs import DTYPE_CASTS, KINDS, make_input
 from qr_tests.quick_reduce.known_answers import check_known_answers
-from qr_tests.quick_reduce.reference import (FP16_MAX, REFERENCE, SUPPORTED_DTYPES, TILE, Level,
-                                             simulate_all_reduce, tile_bytes, two_shot_all_reduce)
+from qr_tests.quick_reduce.reference import (
+    FP16_MAX,
+    REFERENCE,
+    SUPPORTED_DTYPES,
+    TILE,
+    Level,
+    simulate_all_reduce,
+    tile_bytes,
+    two_shot_all_reduce,
+)
 from qr_tests.quick_reduce.scalar_model import check_scalar_model
 
 

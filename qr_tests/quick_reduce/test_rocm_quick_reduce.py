@@ -12,9 +12,17 @@ import torch.distributed as dist
 
 from qr_tests.conftest import seed_for
 from qr_tests.quick_reduce.bounds import all_reduce_bound, assert_within
-from qr_tests.quick_reduce.communicator import (ENV_CAST, ENV_MIN, ENV_QUANTIZATION, MB, Platform,
-                                                QuickAllReduce, accelerated_quick_all_reduce,
-                                                detect_platform, min_size_for)
+from qr_tests.quick_reduce.communicator import (
+    ENV_CAST,
+    ENV_MIN,
+    ENV_QUANTIZATION,
+    MB,
+    Platform,
+    QuickAllReduce,
+    accelerated_quick_all_reduce,
+    detect_platform,
+    min_size_for,
+)
 from qr_tests.quick_reduce.formats import bits_of
 from qr_tests.quick_reduce.harness import cpu_group, run_ranks
 from qr_tests.quick_reduce.inputs import DTYPE_CASTS, make_input
@@ -205,7 +213,7 @@ def _run_on_rocm(use_vllm: bool):
 @pytest.mark.needs_gpu(vendor="amd", count=2)
 def test_reference_on_rocm_is_bit_identical_to_cpu():
     seed, results = _run_on_rocm(use_vllm=False)
-    for (level, dtype, cast), got in results[0]["outs"].items():
+    for level, dtype, cast in results[0]["outs"]:
         n = min_size_for(dtype, 2, level, cast) // 2
         want = simulate_all_reduce([make_input("normal", n, dtype, seed + r) for r in (0, 1)],
                                    level, cast)

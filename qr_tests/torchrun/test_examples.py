@@ -181,7 +181,7 @@ def test_quant_levels_are_the_codec_levels():
     """config.py names the levels without importing torch; they must stay Level's."""
     from qr_tests.quick_reduce.reference import Level  # noqa: PLC0415
 
-    assert QUANT_LEVELS == tuple(Level.__members__)
+    assert tuple(Level.__members__) == QUANT_LEVELS
 
 
 def quick_tp_worker(ctx):
@@ -208,7 +208,7 @@ def test_quantized_tp_all_reduce_on_one_gpu():
     from qr_tests.torchrun import test_examples as this  # noqa: PLC0415 - importable in the rank
 
     got = run_ranks(this.quick_tp_worker, 1, gpus=[0], timeout=240)[0]
-    assert got == {name: (1, True, "cuda", (4, 6, 32)) for name in QUANT_LEVELS}, got
+    assert got == dict.fromkeys(QUANT_LEVELS, (1, True, "cuda", (4, 6, 32))), got
 
 
 @pytest.mark.parametrize("model,world,env,message", [

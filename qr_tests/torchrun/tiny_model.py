@@ -75,8 +75,9 @@ class Shard:
     its EP rank), for the layers of its pipeline stage."""
 
     def __init__(self, cfg: ModelConfig, weights: dict[str, torch.Tensor], device: torch.device,
-                 layout: Layout = Layout(), comm=LocalComm()):
-        self.cfg, self.layout, self.comm = cfg, layout, comm
+                 layout: Layout | None = None, comm=None):
+        layout = Layout() if layout is None else layout
+        self.cfg, self.layout, self.comm = cfg, layout, LocalComm() if comm is None else comm
         per_stage = cfg.layers // layout.pp
         self.layers = range(layout.pp_rank * per_stage, (layout.pp_rank + 1) * per_stage)
         self.first = layout.pp_rank == 0

@@ -356,8 +356,8 @@ def test_subprocess_in_the_repository(tmp_path):
 
 def test_the_pre_commit_hook_runs_check_at_the_repository_root(tmp_path, monkeypatch):
     import shlex
-    import tomllib
 
+    import tomllib
     import yaml
 
     project = ROOT

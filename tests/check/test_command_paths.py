@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipegen.check.command_paths import extract
 from pipegen.buildkite.workdir import map_workdir
+from pipegen.check.command_paths import extract
 
 VLLM = (("/vllm-workspace", ""),)
 

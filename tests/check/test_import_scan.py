@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import ROOT
 from pipegen.check.import_scan import scan_imports
+from tests.helpers import ROOT
 
 
 def ast_imports(source: str) -> Counter:

@@ -42,7 +42,7 @@ def test_every_rule_through_the_cli(root):
     got, _ = decisions(root, "src/x.py\n", "--nightly")
     assert got["slow"] == ("run", "nightly")
     got, data = decisions(root, "docs/a.txt\nREADME.md\n")
-    assert data["skip_all"] and set(a for a, _ in got.values()) == {"skip"}
+    assert data["skip_all"] and {a for a, _ in got.values()} == {"skip"}
     got, _ = decisions(root, "docs/a.txt\n", env={"DOCS_ONLY_DISABLE": "1"})
     assert got["core"] == ("block", "no-match")
     got, _ = decisions(root, "", "--only", "core")

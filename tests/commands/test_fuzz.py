@@ -127,7 +127,7 @@ def mutated(draw: Any) -> tuple[dict[str, Any], str, str]:
 def _repo(folder: Path, docs: dict[str, Any], name: str, text: str) -> None:
     files = {path: yaml.safe_dump(doc, sort_keys=False) for path, doc in docs.items()}
     files[name] = text
-    write_files(folder, {**files, **{path: "" for path in SOURCES}})
+    write_files(folder, {**files, **dict.fromkeys(SOURCES, "")})
 
 
 def _invoke(folder: Path, docs: dict[str, Any], args: list[str]) -> Any:

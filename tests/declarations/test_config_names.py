@@ -109,8 +109,7 @@ def test_editing_a_steps_file_through_a_linked_folder_selects_its_steps(tmp_path
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     running = {s["key"]: s["reasons"][0]["text"] for s in data["steps"] if s["action"] == "run"}
-    assert running == {key: "shared/ci-steps/s.yaml (read as .buildkite/steps/s.yaml) matches '.buildkite/steps/s.yaml'"
-                       for key in ("unit-cpu", "unit-h100", "lint")}
+    assert running == dict.fromkeys(("unit-cpu", "unit-h100", "lint"), "shared/ci-steps/s.yaml (read as .buildkite/steps/s.yaml) matches '.buildkite/steps/s.yaml'")
     # A folder linked inside the steps folder is read too, and its file selects its step.
     why = pipegen(root, "why", "shared/more/m.yaml").stdout
     assert why == "shared/more/m.yaml:\n  selects more  (entry '.buildkite/steps/more/m.yaml')\n"

@@ -142,8 +142,8 @@ def test_a_relative_root_finds_the_steps_folder(tmp_path, monkeypatch):
 
 
 def test_yaml_merge_keys_may_be_overridden_but_not_repeated():
-    from pipegen.errors import DeclarationError
     from pipegen.declarations.yamlio import load_text
+    from pipegen.errors import DeclarationError
 
     data = load_text("base: &b {timeout_in_minutes: 5, label: x}\nstep:\n  <<: *b\n  label: y\n", "f.yaml")
     assert data["step"] == {"timeout_in_minutes": 5, "label": "y"}

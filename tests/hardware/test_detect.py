@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from pipegen.hardware.detect import Machine, detect, from_torch, machine, parse_hardware
 from pipegen.errors import UsageError
+from pipegen.hardware.detect import Machine, detect, from_torch, machine, parse_hardware
 
 
 @pytest.mark.parametrize("text, expected", [

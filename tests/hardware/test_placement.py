@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-
 import pytest
 
-from pipegen.errors import DeclarationError
-from pipegen.hardware.placement import place
-from pipegen.hardware.inventory import load_inventory, parse_inventory, vllm_inventory
-from pipegen.model import Declarations, Location, Settings, Step
 from pipegen.declarations.yamlio import load_text
+from pipegen.errors import DeclarationError
+from pipegen.hardware.inventory import load_inventory, parse_inventory, vllm_inventory
+from pipegen.hardware.placement import place
+from pipegen.model import Declarations, Location, Settings, Step
 from tests.helpers import FIXTURE
-
 
 INVENTORY = """
 default: h100
@@ -32,7 +30,7 @@ def inventory():
 
 
 def step(**kw):
-    base = dict(key="s", label="S", group="", location=Location("steps.yaml", 3, 1))
+    base = {"key": "s", "label": "S", "group": "", "location": Location("steps.yaml", 3, 1)}
     base.update(kw)
     return Step(**base)
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from pipegen.buildkite.interpolation import interpolate
 from pipegen.buildkite.matrix import combinations, size
 from pipegen.buildkite.step_fields import ALIASES, field_names, field_schemas
-from tests.render.schema_values import values
 from tests.helpers import assert_valid, by_key, render, render_repo
+from tests.render.schema_values import values
 
 # Fields pipegen reads or writes itself; every other schema field passes through verbatim.
 OWN = {"key", "label", "commands", "depends_on", "agents", "env", "retry", "soft_fail", "parallelism",

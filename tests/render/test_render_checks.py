@@ -7,15 +7,15 @@ import subprocess
 import sys
 
 import pytest
-from tests.helpers import assert_valid, by_key, render, render_repo
 
+from tests.helpers import assert_valid, by_key, render, render_repo
 
 # --------------------------------------------------------------------------- pieces of a command step
 
 
 def test_skip_reason_is_cut_to_70_characters_without_splitting_a_dollar_pair():
-    from pipegen.render.command_step import skip_text
     from pipegen.buildkite.dollars import Dollars
+    from pipegen.render.command_step import skip_text
 
     double = Dollars()
     assert skip_text("", double) == "not selected"

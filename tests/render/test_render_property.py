@@ -9,19 +9,19 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipegen.render import fastyaml
-from pipegen.errors import DeclarationError
-from pipegen.hardware.inventory import parse_inventory
-from pipegen.model import ChangeSet, Decision, Declarations, Location, Reason, Selection, Settings, Step
-from pipegen.render.output_check import check
-from pipegen.render.plan import plan_pipeline
-from pipegen.render.templates import to_yaml
-from pipegen.declarations.yamlio import load_text
-from pipegen.render.yaml_writer import scalar
 from pipegen.buildkite.dollars import Dollars
 from pipegen.buildkite.interpolation import interpolate
 from pipegen.buildkite.keys import valid_key
+from pipegen.declarations.yamlio import load_text
+from pipegen.errors import DeclarationError
+from pipegen.hardware.inventory import parse_inventory
 from pipegen.hardware.placement import jobs
+from pipegen.model import ChangeSet, Decision, Declarations, Location, Reason, Selection, Settings, Step
+from pipegen.render import fastyaml
+from pipegen.render.output_check import check
+from pipegen.render.plan import plan_pipeline
+from pipegen.render.templates import to_yaml
+from pipegen.render.yaml_writer import scalar
 
 NASTY = ["", " ", "a: b", "- x", "#", "# c", "'", '"', "\\", "\n", "\r\n", "\t", "{{ x }}", "{% if %}", "yes", "no",
          "null", "~", "0x1", "1e3", "012", ".inf", "true", "Off", "*a", "&a", "!tag", "|", ">", "%", "@", "`",

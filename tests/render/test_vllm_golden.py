@@ -36,7 +36,7 @@ DEVIATIONS = [
 ]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def golden(name: str) -> dict:
     """What the generator wrote for a build, parsed once (libyaml where PyYAML has it: main's are 2.4 MB)."""
     return yaml.load((GOLDENS / f"{name}.yaml").read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
@@ -46,7 +46,7 @@ def scenario(name: str) -> dict:
     return yaml.safe_load((GOLDENS / "scenarios.yaml").read_text())[name]
 
 
-@functools.lru_cache(maxsize=None)  # each build is rendered once for all the tests here
+@functools.cache  # each build is rendered once for all the tests here
 def render_scenario(name: str):
     build = scenario(name)
     config = ["--config", build["config"]] if "config" in build else []
@@ -54,7 +54,7 @@ def render_scenario(name: str):
     return render(FIXTURE, *config, files="\n".join(files), env=build["env"])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def pipegen_pipeline(name: str) -> dict:
     """pipegen's pipeline for a build, valid against Buildkite's schema (parsed once; never changed)."""
     result = render_scenario(name)
@@ -109,7 +109,7 @@ def test_the_page_is_in_the_generators_order():
     for name in SCENARIOS:
         theirs, ours = page(golden(name)), page(pipegen_pipeline(name))
         assert [g for g, _ in ours] == [g for g, _ in theirs], name
-        for (group, expected), (_, actual) in zip(theirs, ours):
+        for (group, expected), (_, actual) in zip(theirs, ours, strict=True):
             if group == "Hardware-AMD Tests":
                 def by_source(keys):
                     source = {k: steps[origin[k.removeprefix("block-")]].group for k in keys}

@@ -15,14 +15,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from pipegen.buildkite.dollars import Dollars
 from pipegen.cli import cli
-from tests.helpers import INVENTORY, ROOT, git, git_repo, run, write_files
 from pipegen.hardware.detect import Machine
+from pipegen.model import Location, Step
 from pipegen.run.output import duration
 from pipegen.run.plan import script, shortfall, step_env
-from pipegen.model import Location, Step
-from pipegen.buildkite.dollars import Dollars
-
+from tests.helpers import INVENTORY, ROOT, git, git_repo, run, write_files
 
 STEPS = """\
 group: demo

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -86,6 +87,6 @@ def test_run_in_a_read_only_checkout_never_gives_a_traceback(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "cannot be written: a read-only checkout?" in result.stdout and "1 passed" in result.stdout
     logs = result.stdout.split("Logs: ")[1].split(" ")[0]
-    assert not logs.startswith(str(root)) and "c" in open(os.path.join(logs, "quiet.log")).read()
+    assert not logs.startswith(str(root)) and "c" in Path(logs, "quiet.log").read_text()
     given = pipegen(root, "run", "--step", "quiet", "--log-dir", str(root / "logs"), prefix=_read_only(root))
     assert given.returncode == 2 and "--log-dir" in given.stderr and "Traceback" not in given.stderr

@@ -64,7 +64,7 @@ def test_deletion_counts(repo):
 
 def test_odd_file_names_survive(repo):
     names = ["watched/with space.py", "watched/ünïcode.py", "watched/new\nline.py", 'watched/"quoted".py']
-    commit_files(repo, {name: "x\n" for name in names})
+    commit_files(repo, dict.fromkeys(names, "x\n"))
     _, data = select(repo, "--base", "main")
     assert sorted(data["changed_files"]) == sorted(names)
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipegen.selection.matching import StepIndex, entry_matches, explain, first_match
 from pipegen.model import Location, Step
+from pipegen.selection.matching import StepIndex, entry_matches, explain, first_match
 
 
 @pytest.mark.parametrize(
@@ -59,7 +59,7 @@ def test_index_agrees_with_the_naive_rule(deps, files, kind):
     if kind == "raw":
         steps = [s for s in steps if all(e.lstrip("!") for e in s.dependencies)]
     got = StepIndex(steps).matches(files)
-    for step, match in zip(steps, got):
+    for step, match in zip(steps, got, strict=True):
         expected = first_match(step.dependencies, files, kind)
         # The earliest file in change order and its first matching entry, like vLLM's loop.
         assert match == expected, (step.dependencies, files)

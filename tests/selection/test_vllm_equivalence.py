@@ -7,16 +7,14 @@ random samples of vLLM's real tracked files.
 
 from __future__ import annotations
 
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipegen.selection.decide import decide
 from pipegen.declarations.load import load
 from pipegen.model import ChangeSet
 from pipegen.selection.chain import SelectArgs, options_from
-
+from pipegen.selection.decide import decide
 from tests.helpers import FIXTURE, needs_fixture
 
 from . import vllm_reference

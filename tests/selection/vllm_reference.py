@@ -13,6 +13,7 @@ import copy
 import functools
 import os
 import re
+from pathlib import Path
 
 import yaml
 
@@ -47,7 +48,7 @@ def load_steps(root: str) -> tuple[dict, list[dict]]:
 
 @functools.lru_cache(maxsize=4)
 def _load_steps(root: str) -> tuple[dict, list[dict]]:
-    config = yaml.safe_load(open(os.path.join(root, ".buildkite/ci_config.yaml")))
+    config = yaml.safe_load(Path(root, ".buildkite/ci_config.yaml").read_text())
     steps = []
     for job_dir in config["job_dirs"]:
         for folder, _, names in os.walk(os.path.join(root, job_dir)):
@@ -55,7 +56,7 @@ def _load_steps(root: str) -> tuple[dict, list[dict]]:
                 if not name.endswith(".yaml"):
                     continue
                 path = os.path.join(folder, name)
-                data = yaml.safe_load(open(path))
+                data = yaml.safe_load(Path(path).read_text())
                 for step in data["steps"]:
                     step = dict(step)
                     if data.get("depends_on"):
@@ -73,17 +74,17 @@ def decisions(root: str, files: list[str], env: dict[str, str] | None = None) ->
     labels = [label.strip() for label in env.get("BUILDKITE_PULL_REQUEST_LABELS", "").split(",")]
     run_all = env.get("RUN_ALL") == "1" or env.get("TORCH_NIGHTLY") == "1" or "ready-run-all-tests" in labels
     for f in files:
-        if any(re.match(p, f) for p in config.get("run_all_patterns") or []):
-            if not any(re.match(p, f) for p in config.get("run_all_exclude_patterns") or []):
-                run_all = True
+        if (any(re.match(p, f) for p in config.get("run_all_patterns") or [])
+                and not any(re.match(p, f) for p in config.get("run_all_exclude_patterns") or [])):
+            run_all = True
     only = None
     if env.get("VLLM_CI_ONLY_STEP_KEYS"):
         import json
 
         only = set(json.loads(env["VLLM_CI_ONLY_STEP_KEYS"]))
-    if env.get("DOCS_ONLY_DISABLE", "0") == "0" and not run_all and only is None and files:
-        if all(not f or f.startswith("docs/") or f.endswith(".md") or f == "mkdocs.yaml" for f in files):
-            return None
+    docs = all(not f or f.startswith("docs/") or f.endswith(".md") or f == "mkdocs.yaml" for f in files)
+    if env.get("DOCS_ONLY_DISABLE", "0") == "0" and not run_all and only is None and files and docs:
+        return None
     nightly = env.get("NIGHTLY") == "1" or "ready-run-all-tests" in labels
     noauto = env.get("NOAUTO") == "1"
     if only is not None:
