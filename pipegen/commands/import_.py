@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence, TextIO
+from typing import Any, TextIO
 
 import yaml
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from pipegen.importer import paths
 from pipegen.importer.families import tags

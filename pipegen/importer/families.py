@@ -53,7 +53,8 @@ class Families:
         """hardware.yaml's data, or None when no step names a queue."""
         if not self.by_queue:
             return None
-        families = {name: {"vendor": "cpu", "queue": queue, "template": "plain"} for queue, name in self.by_queue.items()}
+        families = {name: {"vendor": "cpu", "queue": queue, "template": "plain"}
+                    for queue, name in self.by_queue.items()}
         data: dict[str, Any] = {"families": families, "templates": {"plain": {"kind": "plain"}}}
         if self.unqueued:  # pipegen's own format gives every job a family's queue
             data["default"] = next(iter(families))

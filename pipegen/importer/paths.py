@@ -16,7 +16,7 @@ brings every file below it). The tools read paths otherwise:
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 GLOB = re.compile(r"[*?\[{]")
 REGEX_CHARS = re.compile(r"[\^$*+?()\[\]{}|\\]")
@@ -208,7 +208,8 @@ def _finish(includes: list[str], excludes: list[str], folders: Sequence[str], wh
         for entry in includes:
             if not GLOB.search(entry) and entry.rstrip("/") in folders:
                 notes.append(f"if_changed {entry!r} names a folder: Buildkite matches only that exact path, so a "
-                             f"change inside it never selected the step (write '{entry.rstrip('/')}/**' to mean the folder)")
+                             f"change inside it never selected the step (write '{entry.rstrip('/')}/**' to mean "
+                             "the folder)")
     guards, clash = guard(whole, includes, folders)
     for entry in excludes:
         if descendants_matched(entry, folders):

@@ -27,7 +27,7 @@ class Node:
     kind: str
     fields: dict[str, Any]
     where: Location
-    children: list["Node"] = field(default_factory=list)
+    children: list[Node] = field(default_factory=list)
     watch: tuple[str, ...] | None = None  # source_file_dependencies a path rule gave it (paths.py)
     ident: str = ""  # the key it has, or the one the import gives it (convert.py)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from pipegen.importer.compare import Difference, summary
 from pipegen.importer.convert import Imported
