@@ -92,6 +92,7 @@ def test_select_on_the_imported_declarations_runs_what_if_changed_ran(tmp_path):
     commit_files(root, {"docs/b.md": "b\n"})
     select = CliRunner().invoke(cli, ["select", "--root", str(root), "--base", "HEAD~1", "--format", "json"],
                                 env={"PIPEGEN_CACHE_DIR": ""})
+    actions = {s["key"]: s["action"] for s in json.loads(select.stdout)["steps"]}
     # test's own entries do not match; it runs because docs (after the wait) depends on it: noted by the import
     assert actions == {"test": "run", "lint": "run", "docs": "run", "deploy": "run"}, select.output
     reasons = {s["key"]: s["reasons"][0]["text"] for s in json.loads(select.stdout)["steps"]}
@@ -187,7 +188,6 @@ def test_a_monorepo_diff_step_becomes_the_steps_it_uploads(tmp_path):
     commit_files(root, {"services/webapp/y.js": "y\n"})
     select = CliRunner().invoke(cli, ["select", "--root", str(root), "--base", "HEAD~1", "--format", "json"],
                                 env={"PIPEGEN_CACHE_DIR": ""})
-    actions = {s["key"]: s["action"] for s in json.loads(select.stdout)["steps"]}
     reasons = {s["key"]: s["reasons"][0]["text"] for s in json.loads(select.stdout)["steps"]}
     assert reasons["web"] == "services/webapp/y.js matches 'services/web*'"  # the plugin's raw prefix
     assert reasons["api"].startswith("needed by selected step 'deploy' (depends_on); was: no changed file matches")
