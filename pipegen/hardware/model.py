@@ -43,7 +43,11 @@ class JobFields:
     default_timeout/max_timeout: minutes when the step gives none / at most;
     runner + commands_env: the job runs `runner`, which finds the step's
     commands (setup and banners included) joined by ' && ' in that variable;
-    block_waits: a block step for the job waits for the job's dependencies.
+    block_waits: a block step for the job waits for the job's dependencies;
+    banners: an `echo '+++ ...'` banner before each command (vLLM's log sections);
+    lost_agent_retry: one automatic retry, after the step's own conditions, when the
+    agent is lost (exit status -1), with this limit (0: none).
+    Nothing here is on by default: a job has only what its step and template declare.
     """
 
     env: tuple[tuple[str, str], ...] = ()
@@ -56,6 +60,8 @@ class JobFields:
     runner: str | None = None
     commands_env: str | None = None
     block_waits: bool = False
+    banners: bool = False
+    lost_agent_retry: int = 0
 
 
 @dataclass(frozen=True)

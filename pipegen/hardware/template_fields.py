@@ -24,7 +24,8 @@ from pipegen.model import Location
 JOB_FIELDS: dict[str, Checker] = {
     "env": env_map, "retry": mapping, "retry_mode": choice("add", "replace"), "priority": anything,
     "artifact_paths": string_list, "default_timeout": positive_int, "max_timeout": positive_int,
-    "runner": string, "commands_env": string, "block_waits": boolean,
+    "runner": string, "commands_env": string, "block_waits": boolean, "banners": boolean,
+    "lost_agent_retry": positive_int,
 }
 
 
@@ -56,7 +57,8 @@ def job_fields(raw: Any, where: Location, name: str) -> JobFields:
         priority=fields.get("priority"), artifact_paths=fields.get("artifact_paths", ()),
         default_timeout=fields.get("default_timeout"), max_timeout=fields.get("max_timeout"),
         runner=fields.get("runner"), commands_env=fields.get("commands_env"),
-        block_waits=fields.get("block_waits", False),
+        block_waits=fields.get("block_waits", False), banners=fields.get("banners", False),
+        lost_agent_retry=fields.get("lost_agent_retry", 0),
     )
 
 

@@ -1,9 +1,9 @@
 """One command step of the plan: what Buildkite runs for a Step on its hardware.
 
-Commands are wrapped the way vLLM's generator wraps them (`cd working_dir`, a
-banner before each command, the family template's setup first); every step
-retries once when its agent is lost (exit status -1); a `skip:` reason fits
-Buildkite's 70 characters.
+Commands run in the step's `working_dir`, after the family template's setup;
+what else a job gets comes from its template, opt-in (banners, a retry when the
+agent is lost: vLLM's preset asks for both); a `skip:` reason fits Buildkite's
+70 characters.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from pipegen.hardware.model import Job, Template
 from pipegen.model import Step
 from pipegen.render.job_commands import job_commands, with_template_fields
 
-LOST_AGENT = {"exit_status": -1, "limit": 1}
 # A step's own Buildkite fields that the template writes in a place of their own (plugins after the
 # hardware's, skip where pipegen's skip goes).
 OWN_PLACE = ("plugins", "skip")
@@ -38,16 +37,20 @@ def skip_text(reason: str, dollars: Dollars) -> str:
     return text
 
 
-def _retry(retry: Any) -> dict[str, Any]:
-    """The step's retry conditions, plus one automatic retry when the agent is lost (exit -1)."""
+def _retry(retry: Any, lost_agent: int = 0) -> dict[str, Any]:
+    """The step's retry conditions; with `lost_agent` (a template's lost_agent_retry), one more automatic
+    retry with that limit when the agent is lost (exit -1), unless the step's own conditions cover it."""
     out = dict(retry) if isinstance(retry, dict) else {}
+    if not lost_agent:
+        return out
+    condition = {"exit_status": -1, "limit": lost_agent}
     automatic = out.get("automatic")
     if automatic is None:
-        out["automatic"] = [dict(LOST_AGENT)]
+        out["automatic"] = [condition]
     elif isinstance(automatic, (dict, list)):
         items = [automatic] if isinstance(automatic, dict) else list(automatic)
         if not any(_covers_lost_agent(item) for item in items):
-            items.append(dict(LOST_AGENT))
+            items.append(condition)
         out["automatic"] = items
     return out  # automatic: true/false is the step's own choice
 
@@ -76,7 +79,7 @@ def command_item(step: Step, job: Job, key: str, depends: list[str], dollars: Do
         "timeout_in_minutes": step.timeout_in_minutes,
         "soft_fail": [{"exit_status": s} for s in step.soft_fail] if isinstance(step.soft_fail, tuple)
         else step.soft_fail,
-        "retry": _retry(step.retry),
+        "retry": _retry(step.retry, template.job.lost_agent_retry),
         "parallelism": step.parallelism,
         "concurrency": step.concurrency,
         "concurrency_group": dollars(step.concurrency_group) if step.concurrency_group else None,

@@ -2,7 +2,8 @@
 
 `job_commands` builds the command lines of one job: `cd working_dir`, the
 template's setup (multi-GPU setup only where the job has the GPUs), a banner
-before each command, the command itself; the build context may then rewrite
+before each command where the template asks for them (`job: {banners: true}`),
+the command itself; the build context may then rewrite
 them (quotes, build variables, wrappers around each command: build_context.py). `with_template_fields` adds
 what the template's `job:` section sets (env, retry, timeout, priority,
 artifact_paths, a runner that takes the commands in an environment variable).
@@ -61,7 +62,9 @@ def job_commands(step: Step, job: Job, dollars: Dollars, build: BuildContext | N
         wrapped = command
         for wrap in wraps:  # the build's wrappers, innermost first
             wrapped = wrap.around(wrapped, index, len(commands), preview_text(command, build.preview))
-        lines += [banner(index, len(commands), command, build.preview), wrapped]
+        if template.job.banners:
+            lines.append(banner(index, len(commands), command, build.preview))
+        lines.append(wrapped)
     lines += [line for w in wraps for line in w.after]
     if build.quotes == "double" and not step.num_nodes:
         lines = [line.replace("'", '"') for line in lines]
@@ -101,11 +104,13 @@ def _retry(current: dict[str, Any], template: dict[str, Any], mode: str) -> dict
     if mode == "replace":
         return template
     conditions = template.get("automatic") or []
-    automatic = current.get("automatic")
+    automatic = current.get("automatic", [])
+    if isinstance(automatic, dict):
+        automatic = [automatic]
     if not isinstance(automatic, list):
         return current  # true/false: the step's own choice
     missing = [c for c in conditions if not any(_same(c, own) for own in automatic)]
-    return {**current, "automatic": missing + automatic}
+    return {**current, "automatic": missing + automatic} if missing + automatic else current
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -44,13 +44,10 @@ def test_mixed_change_runs_selected_blocks_the_rest(repo):
 def test_command_step_fields(repo):
     data = assert_valid(render(repo, "--all").stdout)
     step = by_key(data)["qr-h100"]
-    assert step["commands"] == [
-        "cd /work", "nvidia-smi",
-        "echo '+++ :test_tube: Command (1/2): pytest qr_tests'", "pytest qr_tests",
-        "echo '+++ :test_tube: Command (2/2): echo  HOME'", "echo $$HOME",
-    ]
+    # nothing undeclared: no banners, no lost-agent retry (a template opts in to them)
+    assert step["commands"] == ["cd /work", "nvidia-smi", "pytest qr_tests", "echo $$HOME"]
     assert step["env"] == {"TP_SIZE": "2"}
-    assert step["retry"] == {"automatic": [{"exit_status": 3, "limit": 2}, {"exit_status": -1, "limit": 1}]}
+    assert step["retry"] == {"automatic": [{"exit_status": 3, "limit": 2}]}
     assert step["soft_fail"] == [{"exit_status": 7}]
     assert (step["timeout_in_minutes"], step["parallelism"]) == (30, 2)
     assert (step["concurrency"], step["concurrency_group"]) == (1, "qr-gpu")
@@ -59,8 +56,34 @@ def test_command_step_fields(repo):
     rocm = by_key(data)["qr-mi355-x8"]["plugins"][0]["docker#v5.12.0"]
     assert rocm["devices"] == ["/dev/kfd", "/dev/dri"] and "gpus" not in rocm
     cpu = by_key(data)["unit"]
-    assert cpu["retry"] == {"automatic": [{"exit_status": -1, "limit": 1}]}
+    assert "retry" not in cpu
     assert cpu["plugins"] == [{"docker#v5.12.0": {"image": "python:3.11", "always-pull": True}}]
+
+
+def test_banners_and_the_lost_agent_retry_are_a_templates_opt_in(tmp_path):
+    hardware = HARDWARE.replace('py: {kind: docker, image: "python:3.11", options: {always-pull: true}}',
+                                'py: {kind: docker, image: "python:3.11", job: {banners: true, lost_agent_retry: 2}}')
+    steps = by_key(assert_valid(render(make_repo(tmp_path, STEPS, hardware=hardware), "--all").stdout))
+    assert steps["qr-cpu"]["commands"] == [
+        "cd /work",
+        "echo '+++ :test_tube: Command (1/2): pytest qr_tests'", "pytest qr_tests",
+        "echo '+++ :test_tube: Command (2/2): echo  HOME'", "echo $$HOME",
+    ]
+    assert steps["qr-cpu"]["retry"] == {"automatic": [{"exit_status": 3, "limit": 2}, {"exit_status": -1, "limit": 2}]}
+    assert steps["unit"]["retry"] == {"automatic": [{"exit_status": -1, "limit": 2}]}
+    # the other families did not opt in
+    assert steps["qr-h100"]["commands"] == ["cd /work", "nvidia-smi", "pytest qr_tests", "echo $$HOME"]
+    assert steps["pod"].get("retry") is None
+
+
+def test_no_inventory_renders_the_step_as_declared(tmp_path):
+    """Without an inventory a step gets no queue, no banner and no retry it did not declare."""
+    (tmp_path / ".buildkite" / "steps").mkdir(parents=True)
+    (tmp_path / ".buildkite" / "pipegen.yaml").write_text("steps: [.buildkite/steps]\n")
+    (tmp_path / ".buildkite" / "steps" / "a.yaml").write_text(
+        "steps:\n  - label: a\n    commands: [make test]\n    agents: {os: linux}\n")
+    step = by_key(assert_valid(render(tmp_path, "--all").stdout))["a"]
+    assert step == {"label": "a", "key": "a", "agents": {"os": "linux"}, "commands": ["make test"]}
 
 
 def test_kubernetes_and_wrapped_commands(repo):
