@@ -139,6 +139,7 @@ class LabelRule:
     run_all: bool = False
     nightly: bool = False
     only: tuple[str, ...] = ()  # exactly these steps (and their depends_on)
+    add: tuple[str, ...] = ()  # these steps run too (and their depends_on), whatever changed
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,10 @@ class Settings:
     preset: str | None = None  # "vllm" for vLLM files
     config_selects: bool = True  # a change to the config or the inventory file selects what they shape
     labels: tuple[LabelRule, ...] = ()  # pull-request labels that widen or narrow the selection
+    # Buildkite branch filters (`main`, `release/*`, `!x`): builds of these branches (not pull requests)
+    # run everything / run as nightly builds.
+    run_all_branches: tuple[str, ...] = ()
+    nightly_branches: tuple[str, ...] = ()
     # Values for the inventory's build context (vLLM: ci_config.yaml's registries, repositories.*).
     build_values: tuple[tuple[str, str], ...] = ()
     # Legacy test-amd.yaml: only steps whose mirror_hardwares holds this tag exist.
@@ -250,6 +255,9 @@ class Options:
 
     only: tuple[str, ...] | None = None  # explicit keys; None = not given
     nightly: bool = False
+    nightly_reason: str = ""  # why a nightly build ("" = asked for plainly: --nightly, NIGHTLY=1)
+    # Steps a pull-request label adds: key (declared, or a fanned-out step's own) -> the label.
+    added: tuple[tuple[str, str], ...] = ()
     run_all: str = ""  # why everything was asked for ("--all", "RUN_ALL=1"); "" = not asked
     noauto: bool = False
     docs_only_disable: bool = False

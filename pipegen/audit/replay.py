@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from pipegen.audit.history import Commit
-from pipegen.model import ChangeSet, Declarations, Options
+from pipegen.model import ChangeSet, Declarations, Options, Settings
 from pipegen.selection.decide import NEEDED, decide
 
 
@@ -78,6 +78,18 @@ def replay(decl: Declarations, commits: Iterable[Commit]) -> Iterator[Outcome]:
         needed = frozenset(d.step.key for d in selection.decisions if d.reasons[0].rule == NEEDED)
         yield Outcome(commit, keys["run"], keys["block"], keys["skip"], selection.run_all_reason,
                       selection.skip_reason, needed)
+
+
+def branch_notes(settings: Settings) -> tuple[str, ...]:
+    """What the config's branch lists do to builds that the replay does not count: it replays each commit as
+    the pull request it was, while a build of such a branch runs everything (or as a nightly build)."""
+    out = []
+    for patterns, name, what in ((settings.run_all_branches, "run_all_branches", "run everything"),
+                                 (settings.nightly_branches, "nightly_branches", "are nightly builds")):
+        if patterns:
+            out.append(f"builds of branch {' '.join(patterns)} {what} ({name}); each commit here is replayed as "
+                       "its pull request, as select decides one")
+    return tuple(out)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ class AuditReport:
     before: Audit | None = None  # the declarations at --compare REF
     ref: str = ""
     changes: tuple[Change, ...] = ()
+    notes: tuple[str, ...] = ()  # what the replay leaves out (replay.branch_notes)
 
     @property
     def losses(self) -> list[Change]:
@@ -63,6 +64,7 @@ def _headline(report: AuditReport) -> list[str]:
     run_all = sum(1 for o in audit.outcomes if o.run_all)
     docs = sum(1 for o in audit.outcomes if o.docs_only)
     lines.append(f"run-all: {run_all} commit(s); docs-only: {docs} commit(s)")
+    lines += report.notes
     missing = audit.without_duration()
     if missing:
         lines.append(f"no duration for {len(missing)} step(s), counted as 0 minutes: {', '.join(missing[:10])}"
@@ -152,7 +154,7 @@ def _json(report: AuditReport) -> dict[str, Any]:
         "steps": [{"key": key, "runs": n, "ran": audit.cost(key) * n, "every": audit.cost(key) * len(audit.outcomes)}
                   for key, n in audit.runs().items()],
         "never_run": audit.never_run(), "never_run_optional": audit.never_run(optional=True),
-        "without_duration": audit.without_duration(),
+        "without_duration": audit.without_duration(), "notes": list(report.notes),
     }
     if report.before is not None:
         old_ran, old_every = report.before.totals()

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
 from pipegen.audit.history import LOG_FORMAT, Commit, parse_log
-from pipegen.audit.replay import Audit, Outcome, compare, replay
+from pipegen.audit.replay import Audit, Outcome, branch_notes, compare, replay
 from pipegen.audit.report import AuditReport, format_audit
 from pipegen.errors import EXIT_FINDINGS, DeclarationError, UsageError
 from pipegen.git import Git
@@ -52,10 +52,11 @@ def main(args: AuditOptions, out: TextIO) -> int:
     minutes = _durations(args.durations) if args.durations else None
     bar = _progress_bar(args.progress, len(commits) * (2 if args.compare_ref else 1))
     audit = _audit(decl, commits, minutes, bar)
-    report = AuditReport(audit, described)
+    notes = branch_notes(decl.settings)
+    report = AuditReport(audit, described, notes=notes)
     if args.compare_ref:
         before = _audit(_declarations_at(git, args.compare_ref, decl, args.environ), commits, minutes, bar)
-        report = AuditReport(audit, described, before, args.compare_ref, tuple(compare(before, audit)))
+        report = AuditReport(audit, described, before, args.compare_ref, tuple(compare(before, audit)), notes)
     if bar is not None:
         bar.render_finish()
     out.write(format_audit(report, args.fmt))

@@ -3,6 +3,7 @@
     labels:
       ready-run-all-tests: {run_all: true, nightly: true}   # everything, optional steps too
       perf: {only: [benchmarks]}                            # exactly these steps (and what they need)
+      gpu: {add: [gpu-tests]}                               # these steps too, besides what the change selects
 
 Buildkite gives a pull request's labels in $BUILDKITE_PULL_REQUEST_LABELS
 (comma-separated), so no call to GitHub is needed.
@@ -16,7 +17,7 @@ from pipegen.declarations.fields import Checker, boolean, check_fields, require_
 from pipegen.errors import DeclarationError
 from pipegen.model import LabelRule, Location
 
-LABEL_FIELDS: dict[str, Checker] = {"run_all": boolean, "nightly": boolean, "only": string_list}
+LABEL_FIELDS: dict[str, Checker] = {"run_all": boolean, "nightly": boolean, "only": string_list, "add": string_list}
 
 
 def parse_labels(raw: Any, where: Location) -> tuple[LabelRule, ...]:
@@ -29,9 +30,10 @@ def parse_labels(raw: Any, where: Location) -> tuple[LabelRule, ...]:
         if not str(label).strip():  # would match every build: no labels read as one empty label
             raise DeclarationError("a label name is empty", at, "write the pull-request label's name")
         fields = check_fields(require_mapping(item, at, f"label '{label}'"), LABEL_FIELDS, "label")
-        if not (fields.get("run_all") or fields.get("nightly") or fields.get("only")):
+        if not (fields.get("run_all") or fields.get("nightly") or fields.get("only") or fields.get("add")):
             raise DeclarationError(f"label '{label}' asks for nothing", at,
-                                   "give it 'run_all: true', 'nightly: true' or 'only: [KEY, ...]'")
+                                   "give it 'run_all: true', 'nightly: true', 'only: [KEY, ...]' or 'add: [KEY, ...]'")
         rules.append(LabelRule(str(label), fields.get("run_all", False), fields.get("nightly", False),
-                               tuple(fields.get("only", ()))))
+                               tuple(fields.get("only", ())), tuple(fields.get("add", ()))))
     return tuple(rules)
+

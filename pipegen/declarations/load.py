@@ -70,6 +70,8 @@ PIPEGEN_FIELDS: dict[str, Checker] = {
     "docker_workdir": env_map,
     "external_steps": string_list,
     "labels": anything,
+    "run_all_branches": string_list,
+    "nightly_branches": string_list,
 }
 RULE_FIELDS: dict[str, Checker] = {
     "name": string,
@@ -175,6 +177,8 @@ def _load_pipegen(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> D
         hardware_file=hardware if isinstance(hardware, str) else None,
         hardware_inline=hardware if isinstance(hardware, dict) else None,
         external_steps=_external_steps(fields.get("external_steps", ()), top),
+        run_all_branches=fields.get("run_all_branches", ()),
+        nightly_branches=fields.get("nightly_branches", ()),
     )
     if hardware is not None and not isinstance(hardware, (str, dict)):
         raise DeclarationError("'hardware' must be a file path or a mapping", top.loc("hardware"))

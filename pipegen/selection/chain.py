@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pipegen.errors import EXIT_FINDINGS, PipegenError, UsageError
-from pipegen.model import ChangeSet, Declarations, LabelRule, Options, Selection
+from pipegen.model import ChangeSet, Declarations, LabelRule, Options, Selection, Settings
 
 if TYPE_CHECKING:
     from pipegen.selection.file_list import Listed
@@ -64,14 +64,43 @@ def options_from(args: SelectArgs, decl: Declarations, environ: Mapping[str, str
     label_all, label_nightly, label_only = label_selection(decl.settings.labels, environ)
     if label_only and only is None:
         only = label_only
+    branch_all, branch_nightly = branch_policy(decl.settings, environ)
+    nightly = args.nightly or environ.get("NIGHTLY") == "1" or label_nightly
     return Options(
         only=only,
-        nightly=args.nightly or environ.get("NIGHTLY") == "1" or label_nightly,
-        run_all=run_all or label_all,
+        nightly=nightly or bool(branch_nightly),
+        nightly_reason="" if nightly else branch_nightly,
+        run_all=run_all or label_all or branch_all,
         noauto=environ.get("NOAUTO") == "1",
         # vLLM's generator skips a docs-only change only where DOCS_ONLY_DISABLE is unset or 0.
         docs_only_disable=environ.get("DOCS_ONLY_DISABLE", "0") != "0",
+        added=label_additions(decl.settings.labels, environ),
     )
+
+
+def build_branch(environ: Mapping[str, str]) -> str | None:
+    """The branch of a Buildkite build that is not a pull request ($BUILDKITE_BRANCH); None elsewhere: a
+    pull request, or a run outside Buildkite, is decided by its change."""
+    branch = environ.get("BUILDKITE_BRANCH", "")
+    if not branch or environ.get("BUILDKITE_PULL_REQUEST", "false") not in ("", "false"):
+        return None
+    return branch
+
+
+def branch_policy(settings: Settings, environ: Mapping[str, str]) -> tuple[str, str]:
+    """Why this build runs everything, and why it is a nightly build, by the config's branch lists ("" = not)."""
+    branch = build_branch(environ)
+    if branch is None or not (settings.run_all_branches or settings.nightly_branches):
+        return "", ""
+    from pipegen.buildkite.branches import includes
+
+    def says(patterns: tuple[str, ...], name: str, what: str) -> str:
+        if not patterns or not includes(patterns, branch):
+            return ""
+        return f"builds of branch {branch} {what} ({name}: {' '.join(patterns)})"
+
+    return (says(settings.run_all_branches, "run_all_branches", "run everything"),
+            says(settings.nightly_branches, "nightly_branches", "are nightly builds"))
 
 
 # vLLM's generator refuses a key outside this pattern (ci-infra global_config.STEP_KEY_PATTERN).
@@ -89,6 +118,17 @@ def label_selection(rules: tuple[LabelRule, ...],
             nightly = nightly or rule.nightly
             only += [key for key in rule.only if key not in only]
     return run_all, nightly, tuple(only) or None
+
+
+def label_additions(rules: tuple[LabelRule, ...], environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The steps the pull request's labels add: (key, label), each key once (its first label)."""
+    labels = {label.strip() for label in environ.get("BUILDKITE_PULL_REQUEST_LABELS", "").split(",")}
+    out: dict[str, str] = {}
+    for rule in rules:
+        if rule.label in labels:
+            for key in rule.add:
+                out.setdefault(key, rule.label)
+    return tuple(out.items())
 
 
 def _json_keys(name: str, text: str) -> tuple[str, ...]:

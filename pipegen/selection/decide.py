@@ -2,7 +2,8 @@
 
 The rules, first that applies wins (vLLM's order, shared/spec/vllm-ci.md):
 docs-only skip of the whole change; NOAUTO; explicit keys; hardware rules
-that override `optional`; always-run keys; nightly; optional; the other
+that override `optional`; always-run keys; steps a pull-request label adds;
+nightly; optional; the other
 hardware rules; run-all; dependency match; the configured action for a
 step without dependencies; else block.
 """
@@ -35,6 +36,7 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
     run_all_reason = _run_all(decl, changes, options, files) or (
         _as_named(everything.text, everything.file, via) if everything else "")
     only = closure(decl, options.only) if options.only is not None else None
+    added = _added(decl, options.added)
     skip_reason = ""
     if not (options.docs_only_disable or run_all_reason or only is not None) and _docs_only(settings.docs_only, files):
         skip_reason = f"docs-only change: all {len(changed)} changed file(s) match {', '.join(settings.docs_only)}"
@@ -48,7 +50,7 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
         decisions = []
         for step, match in zip(decl.steps, matched, strict=True):
             forced = Reason("run-all", run_all_reason) if run_all_reason else input_hits.get(step.key)
-            action, reason = _decide_step(step, match, settings, rule_hits, options, only, forced)
+            action, reason = _decide_step(step, match, settings, rule_hits, options, only, forced, added.get(step.key))
             if reason.file is not None and reason.file in via:  # say the path git names
                 reason = replace(reason, text=_as_named(reason.text, reason.file, via), file=via[reason.file])
             decisions.append(Decision(step, action, (reason, *_conditions(step, action))))
@@ -116,6 +118,18 @@ def steps_by_key(decl: Declarations, keys: Sequence[str]) -> list[Step]:
         raise UsageError(f"unknown step key(s): {', '.join(unknown)}",
                          fix="list keys with 'pipegen select --format json'")
     return [step for k in keys for step in ([by_key[k]] if k in by_key else targets[k])]
+
+
+def _added(decl: Declarations, added: Sequence[tuple[str, str]]) -> dict[str, Reason]:
+    """The steps pull-request labels add (a fanned-out step's own key: all its targets), with what they
+    depend on, each with the label that added it. A key that names no step adds nothing (the loader warns)."""
+    out: dict[str, Reason] = {}
+    for key, label in added:
+        targets = [s.key for s in decl.steps if s.key == key or s.origin == key]
+        for target in closure(decl, targets):
+            how = "adds it" if target in targets else f"adds '{key}', which depends on it"
+            out.setdefault(target, Reason("label", f"pull-request label '{label}' {how}", entry=label))
+    return out
 
 
 def closure(decl: Declarations, keys: Sequence[str]) -> frozenset[str]:
@@ -255,6 +269,7 @@ def _decide_step(
     options: Options,
     only: frozenset[str] | None,
     forced: Reason | None,
+    label: Reason | None = None,
 ) -> tuple[Action, Reason]:
     if settings.mirror_tag is not None and settings.mirror_tag not in step.mirror_hardwares:
         return "skip", Reason("mirror-tag", f"not mirrored to '{settings.mirror_tag}' (mirror_hardwares)")
@@ -270,8 +285,11 @@ def _decide_step(
     pattern = always_run_pattern(step, settings)
     if pattern:
         return "run", Reason("always-run", f"key matches always-run '{pattern}'", entry=pattern)
+    if label:  # a pull-request label adds it: it runs, optional or not
+        return "run", label
     if options.nightly:
-        return "run", Reason("nightly", "nightly build: every step runs, optional ones too")
+        return "run", Reason("nightly", f"{options.nightly_reason or 'nightly build'}: every step runs, optional "
+                             "ones too")
     if step.optional:
         return "block", Reason("optional", "optional step: runs only when unblocked or nightly")
     rule = _rule_hit(step, rule_hits, overriding=False)
