@@ -162,7 +162,7 @@ def render(**options: Any) -> int:
 @click.option("--step", "step_keys", multiple=True, metavar="KEY", help="Run this step whatever changed (a fanned-out "
               "step's own key: all its hardware targets); repeatable.")
 @click.option("--hardware", metavar="SPEC", help="This machine's hardware instead of detecting it: 'cpu', "
-              "'nvidia:sm_90:2', 'amd:gfx942:8' (also $PIPEGEN_HARDWARE).")
+              "'nvidia:sm_90:2', 'amd:gfx942:8', 'intel:pvc', 'apple:m2' (also $PIPEGEN_HARDWARE).")
 @click.option("--dry-run", is_flag=True, help="Print the plan (hardware, working directory, env, commands); "
               "run nothing.")
 @click.option("--keep-going", is_flag=True, help="Run the remaining steps after one fails.")

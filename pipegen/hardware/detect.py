@@ -6,9 +6,10 @@ their architecture (`sm_90` from the compute capability on NVIDIA,
 when detection actually runs: `import pipegen` never pays for it.
 
 `PIPEGEN_HARDWARE` or `--hardware` replaces detection, for tests and for
-machines torch describes wrongly. The syntax is `cpu`, or
-`VENDOR:ARCH[:GPUS]` with VENDOR `nvidia` or `amd` (GPUS defaults to 1):
-`nvidia:sm_90:2`, `amd:gfx942:8`.
+machines torch describes wrongly or not at all. The syntax is `cpu`, or
+`VENDOR:ARCH[:GPUS]` (GPUS defaults to 1): `nvidia:sm_90:2`, `amd:gfx942:8`,
+and for what detection does not look for, `intel:pvc` (oneAPI), `apple:m2`
+(Metal) or `other:ARCH` (an accelerator a fleet names by tag).
 """
 
 from __future__ import annotations
@@ -21,16 +22,18 @@ from typing import Any
 from pipegen.errors import UsageError
 
 HARDWARE_ENV = "PIPEGEN_HARDWARE"
-GPU_VENDORS = ("nvidia", "amd")
-_ARCH = {"nvidia": re.compile(r"sm_\d+[a-z]?"), "amd": re.compile(r"gfx[0-9a-f]+")}
-_SYNTAX = "write 'cpu' or VENDOR:ARCH[:GPUS], e.g. 'nvidia:sm_90:2' or 'amd:gfx942:8'"
+GPU_VENDORS = ("nvidia", "amd")  # what detection finds (through torch)
+_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+_ARCH = {"nvidia": re.compile(r"sm_\d+[a-z]?"), "amd": re.compile(r"gfx[0-9a-f]+"), "intel": _NAME, "apple": _NAME,
+         "other": _NAME}
+_SYNTAX = "write 'cpu' or VENDOR:ARCH[:GPUS], e.g. 'nvidia:sm_90:2', 'amd:gfx942:8', 'intel:pvc' or 'apple:m2'"
 
 
 @dataclass(frozen=True)
 class Machine:
     """This machine as placement sees it: one GPU vendor and architecture, and a count."""
 
-    vendor: str = "cpu"  # "cpu" (no usable GPU), "nvidia" or "amd"
+    vendor: str = "cpu"  # "cpu" (no usable GPU), "nvidia" or "amd"; intel, apple, other only as --hardware says
     arch: str | None = None  # "sm_90", "gfx942"; None without GPUs
     gpus: int = 0
     name: str = ""  # the GPU's marketing name, when known
@@ -49,7 +52,7 @@ def parse_hardware(text: str, source: str) -> Machine:
     parts = text.strip().lower().split(":")
     if parts == ["cpu"]:
         return Machine(source=source)
-    if len(parts) in (2, 3) and parts[0] in GPU_VENDORS and _ARCH[parts[0]].fullmatch(parts[1]):
+    if len(parts) in (2, 3) and parts[0] in _ARCH and _ARCH[parts[0]].fullmatch(parts[1]):
         count = parts[2] if len(parts) == 3 else "1"
         if count.isdigit() and int(count) > 0:
             return Machine(parts[0], parts[1], int(count), source=source)

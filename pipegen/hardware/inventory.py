@@ -16,6 +16,7 @@ the pipegen config, a path or an inline mapping):
       cpu:   {vendor: cpu, queue: cpu-queue, template: plain}
       mi355: {vendor: amd, arch: gfx950, template: rocm,
               queues: {1: amd-mi355-1, 2: amd-mi355-2, 4: amd-mi355-4, 8: amd-mi355-8}}
+      cuda:  {vendor: nvidia, agents: {queue: juliagpu, cuda: "*"}}   # chosen by agent tags, any GPU count
     routes:                 # steps without a device, by label/key glob (optional)
       - {label: ":docker:*", family: cpu}
 
@@ -227,6 +228,9 @@ def _family(name: str, raw: Any, where: Location, templates: Mapping[str, Templa
                                raw.loc("vendor"), "add e.g. 'vendor: nvidia'")
     if "queue" in item and "queues" in item:
         raise DeclarationError(f"family '{name}' has both 'queue' and 'queues'", where, "keep one")
+    if "queue" in dict(item.get("agents", ())) and ("queue" in item or "queues" in item):
+        raise DeclarationError(f"family '{name}' names a queue in 'agents' and in '{'queue' if 'queue' in item else 'queues'}'",
+                               raw.loc("agents"), "keep one: the queue of a family chosen by tags goes in 'agents'")
     queues: list[tuple[int, str]] = []
     if "queue" in item:
         queues = [(0 if vendor == "cpu" else 1, item["queue"])]
@@ -243,9 +247,8 @@ def _family(name: str, raw: Any, where: Location, templates: Mapping[str, Templa
                 raise DeclarationError(f"CPU family '{name}' cannot have a queue for {count} GPUs", qwhere,
                                        "use 0 as the count, or another vendor")
             queues.append((count, string(queue, qwhere)))
-    else:
-        raise DeclarationError(f"family '{name}' has no 'queue' or 'queues'", where,
-                               "add 'queues: {1: QUEUE, 2: QUEUE, ...}' (CPU: 'queue: QUEUE')")
+    # Neither: the family's machines are chosen by its agent tags alone (a queue among them, or the agents'
+    # default queue), with as many GPUs as a step asks for.
     template_raw = item.get("template", "plain")
     if isinstance(template_raw, str):
         template = templates.get(template_raw)

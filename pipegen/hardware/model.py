@@ -1,8 +1,9 @@
 """The hardware model: families, their templates, routes, the inventory, and a step placed as a Job. Data only.
 
 An *inventory* names hardware families. A family has a vendor (nvidia, amd,
-cpu, other), an architecture (sm_90, gfx942, ...), one agent queue per GPU
-count it offers (CPU families: count 0) and the template that wraps its jobs
+intel, apple, cpu, other), an architecture (sm_90, gfx942, ...), one agent
+queue per GPU count it offers (CPU families: count 0) or agent tags that
+choose its machines (`agents:`), and the template that wraps its jobs
 (a docker plugin, a Kubernetes podSpec, or plain). inventory.py reads an
 inventory (the file, the config's inline mapping, or the vLLM preset);
 placement.py places a step on one of its families.
@@ -17,8 +18,9 @@ from typing import Any, Literal
 
 from pipegen.model import Location, Step
 
-Vendor = Literal["nvidia", "amd", "cpu", "other"]
-VENDORS: tuple[str, ...] = ("nvidia", "amd", "cpu", "other")
+# intel: Intel GPUs (oneAPI), apple: Apple silicon (Metal), other: any accelerator a fleet names by tag.
+Vendor = Literal["nvidia", "amd", "intel", "apple", "cpu", "other"]
+VENDORS: tuple[str, ...] = ("nvidia", "amd", "intel", "apple", "cpu", "other")
 TemplateKind = Literal["docker", "kubernetes", "plain"]
 TEMPLATE_KINDS: tuple[str, ...] = ("docker", "kubernetes", "plain")
 
@@ -106,14 +108,16 @@ PLAIN = Template(name="plain")
 
 @dataclass(frozen=True)
 class Family:
-    """A kind of machine: vendor, architecture, one queue per GPU count."""
+    """A kind of machine: vendor, architecture, one queue per GPU count; or chosen by agent tags alone."""
 
     name: str
     vendor: Vendor
-    queues: tuple[tuple[int, str], ...]  # (GPU count, queue), sorted by count; CPU: ((0, queue),)
+    # (GPU count, queue), sorted by count; CPU: ((0, queue),). Empty: the agent tags alone choose the
+    # machines (a `queue` among them, or the agents' default queue), with any GPU count.
+    queues: tuple[tuple[int, str], ...]
     template: Template = PLAIN
     arch: str | None = None
-    agents: tuple[tuple[str, str], ...] = ()  # extra agent tags besides the queue
+    agents: tuple[tuple[str, str], ...] = ()  # agent tags besides the queue (a tag family's queue among them)
     location: Location | None = None
     native: Template | None = None  # the template of its steps with `dind: false` (vLLM's native AMD jobs)
 
@@ -127,7 +131,7 @@ class Family:
 
     @property
     def has_gpus(self) -> bool:
-        return bool(self.gpu_counts)
+        return bool(self.gpu_counts) or (not self.queues and self.vendor != "cpu")
 
     def queue(self, gpus: int) -> str | None:
         """The queue for `gpus` GPUs; 0 GPUs on a GPU family = its smallest queue."""

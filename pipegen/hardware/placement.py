@@ -40,6 +40,8 @@ def place(step: Step, inventory: Inventory) -> Job:
         raise _missing(step, f"asks for {gpus} GPU(s) on '{family.name}', which has queues for {offered} GPU(s)",
                        f"use one of those counts, or add a queue for {gpus} GPUs to '{family.name}' "
                        f"in {inventory.source}")
+    if queue is None:  # a family chosen by tags may name its queue among them
+        queue = dict(family.agents).get("queue")
     agents = [("queue", queue)] if queue is not None else []
     agents += [(k, v) for k, v in family.agents if k != "queue"]
     agents += [(k, v) for k, v in step.agent_tags if k != "queue" and k not in dict(family.agents)]

@@ -18,6 +18,8 @@ from pipegen.hardware.model import Job, Template
 from pipegen.model import Step
 from pipegen.render.job_commands import job_commands, with_template_fields
 
+# The Kubernetes device-plugin resource of each vendor's GPUs (other accelerators: the pod spec says).
+GPU_RESOURCES = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu", "intel": "gpu.intel.com/i915"}
 # A step's own Buildkite fields that the template writes in a place of their own (plugins after the
 # hardware's, skip where pipegen's skip goes).
 OWN_PLACE = ("plugins", "skip")
@@ -161,7 +163,9 @@ def _pod_spec(template: Template, job: Job) -> Any:
         resources = first.setdefault("resources", {})
         limits = resources.setdefault("limits", {}) if isinstance(resources, dict) else None
         if isinstance(limits, dict):
-            limits.setdefault("amd.com/gpu" if job.vendor == "amd" else "nvidia.com/gpu", job.gpus)
+            resource = GPU_RESOURCES.get(job.vendor)
+            if resource:
+                limits.setdefault(resource, job.gpus)
     if template.image:
         first.setdefault("image", template.image)
     return spec

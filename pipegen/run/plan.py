@@ -161,8 +161,9 @@ def shortfall(machine: Machine, vendor: str, arch: str | None, gpus: int, family
     if gpus == 0:
         return ""  # CPU work runs anywhere
     what = f"needs {gpus} GPU{'s' if gpus != 1 else ''} of family {family} ({arch or vendor})"
-    if vendor not in GPU_VENDORS:
-        return f"{what}; pipegen run detects only NVIDIA and AMD GPUs"
+    if vendor not in GPU_VENDORS and machine.vendor != vendor:
+        return (f"{what}; pipegen run detects only NVIDIA and AMD GPUs (on a machine with {vendor} hardware: "
+                f"--hardware {vendor}:{arch or 'ARCH'})")
     if not machine.gpus:
         return f"{what}; this machine has 0 GPUs"
     if machine.vendor != vendor or (arch and arch != machine.arch):

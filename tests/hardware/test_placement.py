@@ -84,7 +84,7 @@ def test_gpus_on_a_cpu_family_is_an_error():
 
 @pytest.mark.parametrize("text, message", [
     ("families: {x: {queue: q}}", "vendor"),
-    ("families: {x: {vendor: nvidia}}", "no 'queue'"),
+    ("families: {x: {vendor: nvidia, queue: q, agents: {queue: r}}}", "names a queue in 'agents' and in 'queue'"),
     ("families: {x: {vendor: cpu, queues: {2: q}}}", "CPU family"),
     ("families: {x: {vendor: nvidia, queue: q, template: nope}}", "unknown template"),
     ("families: {x: {vendor: nvidia, queue: q, colour: red}}", "unknown family 'x' field"),
