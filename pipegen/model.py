@@ -8,6 +8,7 @@ all speak these types.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import MISSING, dataclass, field
 from typing import Any, Literal
 
@@ -114,6 +115,18 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Group:
+    """A declaration group's own Buildkite fields (a steps file's `group:` written as a mapping)."""
+
+    name: str  # the display group its steps name (Step.group)
+    location: Location
+    key: str | None = None
+    depends_on: tuple[str, ...] = ()  # step or group keys: every step of the group waits for them
+    allow_failure_on: tuple[str, ...] = ()
+    buildkite: tuple[tuple[str, Any], ...] = ()  # if, notify, allow_dependency_failure, ..., verbatim
+
+
+@dataclass(frozen=True)
 class Rule:
     """A hardware-specific selection rule (pipegen config `rules:`).
 
@@ -179,6 +192,8 @@ class Settings:
     only_declared_keys: bool = False
     # The page's order (render/order.py): "declared", or "name" (vLLM: groups by name, steps by label).
     order: Literal["declared", "name"] = "declared"
+    # Buildkite's pipeline-level fields (env, agents, notify, ...), verbatim (config `pipeline:`).
+    pipeline: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -207,9 +222,26 @@ class Declarations:
     root: str = "."  # repository root the paths are relative to
     # (path git names, path a declaration file was read by) where they differ: a symbolic link on the way
     aliases: tuple[tuple[str, str], ...] = ()
+    groups: tuple[Group, ...] = ()  # groups with fields of their own (a key, depends_on, if, notify)
 
     def by_key(self) -> dict[str, Step]:
         return {s.key: s for s in self.steps}
+
+    def group(self, name: str) -> Group | None:
+        return next((g for g in self.groups if g.name == name), None)
+
+    @functools.cached_property
+    def group_members(self) -> dict[str, tuple[str, ...]]:
+        """Group key -> the keys of its steps (Buildkite: depending on a group waits for all of it)."""
+        return {g.key: tuple(s.key for s in self.steps if s.group == g.name) for g in self.groups if g.key}
+
+    def needs(self, step: Step) -> tuple[str, ...]:
+        """The steps a step waits for: its depends_on and its group's, a group key as that group's steps."""
+        group = self.group(step.group) if self.groups else None
+        out: list[str] = []
+        for target in (*step.depends_on, *(group.depends_on if group else ())):
+            out += self.group_members.get(target, (target,))
+        return tuple(dict.fromkeys(t for t in out if t != step.key))
 
 
 @dataclass(frozen=True)

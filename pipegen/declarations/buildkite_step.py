@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pipegen.declarations.fields import Checker, require_mapping
+from pipegen.declarations.fields import Checker, require_mapping, string
 from pipegen.declarations.yamlio import LocDict, LocList
 from pipegen.errors import DeclarationError, suggest
 from pipegen.model import Location
@@ -133,6 +133,71 @@ def read(theirs: dict[str, Any], item: LocDict) -> dict[str, Any]:
         out["agent_tags"] = _agents(theirs["agents"], item)
     out["buildkite"] = tuple((k, v) for k, v in theirs.items() if k not in READ)
     return out
+
+
+def depends_on(value: Any, where: Location, what: str = "depends_on") -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Any depends_on Buildkite takes (a key, keys, `{step, allow_failure}` items): (keys, those whose failure
+    is allowed); what the schema refuses is an error naming `what`."""
+    from pipegen.buildkite.step_fields import problems
+
+    for problem in problems({"depends_on": value}):
+        raise DeclarationError(f"{what}: {problem.message}; Buildkite's schema expects {problem.expects}", where,
+                               "write a key, a list of keys, or '- step: KEY' items (with 'allow_failure: true')")
+    return _depends_on(value, where)
+
+
+GROUP_OWN = ("group", "label", "name", "steps")  # a group's name (Buildkite's three spellings); its steps
+
+
+def group_fields(raw: Any, where: Location) -> tuple[str, Any]:
+    """A steps file's `group:`: a name, or a mapping of Buildkite's group-step fields without `steps`
+    (`{group: NAME, key, depends_on, if, notify, allow_dependency_failure, ...}`): (name, model.Group or None)."""
+    from pipegen.model import Group
+
+    if not isinstance(raw, dict):
+        return string(raw, where).strip(), None
+    data = require_mapping(raw, where, "'group'")
+    names = [n for n in GROUP_OWN[:3] if n in data]
+    if len(names) != 1 or "steps" in data:
+        raise DeclarationError("a group written as a mapping needs its name under 'group' (once) and no 'steps'",
+                               where, "write 'group: {group: NAME, key: KEY, depends_on: [...]}' above 'steps:'")
+    from pipegen.buildkite.schema import load_schema
+
+    definition = load_schema()["definitions"]["groupStep"]["properties"]
+    for name in data:
+        if name not in definition:
+            raise DeclarationError(f"unknown group field '{name}'", data.loc(name),
+                                   suggest(name, set(definition) - {"steps"}))
+    _check_group(data, definition)
+    key, keys, allowed = data.get("key", data.get("identifier", data.get("id"))), (), ()
+    if "depends_on" in data:
+        keys, allowed = depends_on(data["depends_on"], data.loc("depends_on"), "group field 'depends_on'")
+    rest = tuple((k, v) for k, v in data.items()
+                 if k not in (*GROUP_OWN, "key", "identifier", "id", "depends_on"))
+    name = string(data[names[0]], data.loc(names[0])).strip()
+    return name, Group(name, data.loc(), key, keys, allowed, rest)
+
+
+def _check_group(data: LocDict, definition: Mapping[str, Any]) -> None:
+    import fastjsonschema
+
+    from pipegen.buildkite.schema import validator
+
+    try:
+        validator()({"steps": [{**data, "steps": [{"command": "true"}]}]})
+    except fastjsonschema.JsonSchemaException:
+        import jsonschema
+
+        from pipegen.buildkite.schema import load_schema
+        from pipegen.buildkite.step_fields import expects
+
+        root = load_schema()
+        for name, value in data.items():
+            schema = {**definition[name], "definitions": root["definitions"]}
+            best = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(schema).iter_errors(value))
+            if best is not None:
+                raise DeclarationError(f"group field '{name}': {best.message}; Buildkite's schema expects "
+                                       f"{expects(definition[name])}", data.loc(name)) from None
 
 
 def _depends_on(value: Any, where: Location) -> tuple[tuple[str, ...], tuple[str, ...]]:

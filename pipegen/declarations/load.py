@@ -42,6 +42,7 @@ from pipegen.declarations.locate import (
     rel,
     steps_files,
 )
+from pipegen.declarations.pipeline_level import pipeline_fields
 from pipegen.declarations.presets import (
     LEGACY_MIRROR_TAG_DEFAULT,
     LEGACY_MIRROR_TAG_ENV,
@@ -53,7 +54,7 @@ from pipegen.declarations.references import unmatched_names
 from pipegen.declarations.steps_file import STEP_FIELDS, VLLM_IGNORED, load_steps_file
 from pipegen.declarations.yamlio import LocDict, LocList, load_file
 from pipegen.errors import DeclarationError, raise_all
-from pipegen.model import Declarations, DeclarationWarning, Location, Rule, Settings, Step
+from pipegen.model import Declarations, DeclarationWarning, Group, Location, Rule, Settings, Step
 
 PIPEGEN_FIELDS: dict[str, Checker] = {
     "steps": string_list,
@@ -72,6 +73,7 @@ PIPEGEN_FIELDS: dict[str, Checker] = {
     "labels": anything,
     "run_all_branches": string_list,
     "nightly_branches": string_list,
+    "pipeline": anything,
 }
 RULE_FIELDS: dict[str, Checker] = {
     "name": string,
@@ -143,17 +145,24 @@ def _not_a_pipeline(top: LocDict, steps: LocList, path: str) -> None:
 
 
 def _load_steps(root: str, files: list[str], docs: dict[str, Any], *, vllm: bool, warnings: list[DeclarationWarning],
-                default_working_dir: str | None = None) -> list[Step]:
+                default_working_dir: str | None = None, groups: list[Group] | None = None) -> list[Step]:
     """Every steps file; the errors of all of them, not only the first (check reports each)."""
     steps: list[Step] = []
     errors: list[DeclarationError] = []
     for name in files:
         try:
             data = docs[name] = load_file(os.path.join(root, name), name)
-            steps += load_steps_file(data, name, vllm=vllm, warnings=warnings, default_working_dir=default_working_dir)
+            steps += load_steps_file(data, name, vllm=vllm, warnings=warnings, default_working_dir=default_working_dir,
+                                     groups=groups)
         except DeclarationError as exc:
             errors.append(exc)
     raise_all(errors)
+    for group in groups or ():
+        first = next(g for g in groups or () if g.name == group.name)
+        if first is not group:
+            raise DeclarationError(f"group '{group.name}' has fields of its own in two steps files (also at "
+                                   f"{first.location})", group.location,
+                                   "write the group's fields (key, depends_on, if, ...) in one file, its name in the others")
     return steps
 
 
@@ -179,6 +188,7 @@ def _load_pipegen(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> D
         external_steps=_external_steps(fields.get("external_steps", ()), top),
         run_all_branches=fields.get("run_all_branches", ()),
         nightly_branches=fields.get("nightly_branches", ()),
+        pipeline=pipeline_fields(top.get("pipeline"), top.loc("pipeline")),
     )
     if hardware is not None and not isinstance(hardware, (str, dict)):
         raise DeclarationError("'hardware' must be a file path or a mapping", top.loc("hardware"))
@@ -191,9 +201,10 @@ def _load_pipegen(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> D
         for own in sorted({path, settings.hardware_file or DEFAULT_INVENTORY} & set(files)):
             raise DeclarationError(f"steps entry '{entry}' holds {own}, which is not a steps file", entry_where,
                                    "put the steps files in a folder of their own (.buildkite/steps) and name it")
-    steps = _load_steps(root, files, docs, vllm=False, warnings=warnings)
+    groups: list[Group] = []
+    steps = _load_steps(root, files, docs, vllm=False, warnings=warnings, groups=groups)
     warnings += unmatched_names(top, steps)
-    return _finish(root, steps, settings, "pipegen", [path, *files], warnings)
+    return _finish(root, steps, settings, "pipegen", [path, *files], warnings, tuple(groups))
 
 
 def _external_steps(keys: tuple[str, ...], top: LocDict) -> tuple[str, ...]:
@@ -299,9 +310,10 @@ def _load_legacy(root: str, path: str, top: LocDict, environ: Mapping[str, str])
 
 
 def _finish(root: str, steps: list[Step], settings: Settings, layout: str, files: list[str],
-            warnings: list[DeclarationWarning]) -> Declarations:
-    validate_graph(steps, settings.external_steps)
+            warnings: list[DeclarationWarning], groups: tuple[Group, ...] = ()) -> Declarations:
     inventory = [] if settings.hardware_inline is not None else [settings.hardware_file or DEFAULT_INVENTORY]
-    return Declarations(steps=tuple(steps), settings=settings, layout=layout,  # type: ignore[arg-type]
-                        files=tuple(files), warnings=tuple(warnings), root=root,
+    decl = Declarations(steps=tuple(steps), settings=settings, layout=layout,  # type: ignore[arg-type]
+                        files=tuple(files), warnings=tuple(warnings), root=root, groups=groups,
                         aliases=link_aliases(root, [*files, *inventory]))
+    validate_graph(decl)
+    return decl

@@ -36,7 +36,7 @@ from pipegen.declarations.presets import (
 )
 from pipegen.declarations.yamlio import LocDict, LocList
 from pipegen.errors import DeclarationError, raise_all
-from pipegen.model import DeclarationWarning, Location, Step
+from pipegen.model import DeclarationWarning, Group, Location, Step
 
 WRITTEN = step_fields("steps")  # declared on model.Step
 STEP_FIELDS: dict[str, Checker] = {**{key: w.check for key, w in WRITTEN.items()}, "mirror": mapping}
@@ -67,8 +67,9 @@ def load_steps_file(
     vllm: bool,
     warnings: list[DeclarationWarning],
     default_working_dir: str | None = None,
+    groups: list[Group] | None = None,
 ) -> list[Step]:
-    """Expand one parsed steps file into Steps."""
+    """Expand one parsed steps file into Steps (a group with fields of its own joins `groups`)."""
     if data is None:  # a file just created in a steps folder
         raise DeclarationError("the steps file is empty", Location(relpath, 1, 1),
                                "write 'group: <name>' and 'steps:' with '- label: ...' items, or delete the file")
@@ -80,8 +81,15 @@ def load_steps_file(
     if not isinstance(steps, LocList):
         raise DeclarationError("a steps file needs a 'steps:' list", top.loc("steps") if "steps" in top else top.loc(),
                                "add 'steps:' followed by '- label: ...' items")
-    group = head.get("group", "").strip()
+    group, file_allowed = head.get("group", "").strip() if vllm else "", ()
     file_depends = head.get("depends_on", ())
+    if not vllm:
+        group, spec = bk.group_fields(head.get("group", ""), top.loc("group"))
+        if spec is not None and groups is not None:
+            groups.append(spec)
+        if "depends_on" in head:
+            file_depends, file_allowed = bk.depends_on(head["depends_on"], top.loc("depends_on"),
+                                                       "the steps file's depends_on")
     out: list[Step] = []
     errors: list[DeclarationError] = []
     for index, raw in enumerate(steps):
@@ -99,7 +107,8 @@ def load_steps_file(
                     working_dir = working_dir or default_working_dir
                     deps.append(relpath)
             else:
-                depends_on = depends_on or file_depends
+                if not depends_on:
+                    depends_on, fields["allow_failure_on"] = file_depends, file_allowed
                 deps.append(relpath)
             out.extend(_expand(fields, item, where, group, tuple(depends_on), tuple(deps), working_dir, vllm, warnings))
         except DeclarationError as exc:  # every step's error in one pass: check reports each

@@ -85,10 +85,10 @@ def command_item(step: Step, job: Job, key: str, depends: list[str], dollars: Do
         "parallelism": step.parallelism,
         "concurrency": step.concurrency,
         "concurrency_group": dollars(step.concurrency_group) if step.concurrency_group else None,
-        "skip": skip if skip is not None else _deep(step.field("skip"), dollars),
-        "fields": {name: _deep(value, dollars) for name, value in step.buildkite if name not in OWN_PLACE},
+        "skip": skip if skip is not None else escaped(step.field("skip"), dollars),
+        "fields": {name: escaped(value, dollars) for name, value in step.buildkite if name not in OWN_PLACE},
         "plugin": plugin,
-        "plugins": _plugins(_deep(step.field("plugins"), dollars)),
+        "plugins": _plugins(escaped(step.field("plugins"), dollars)),
         "pod_spec": _pod_spec(template, job) if plugin is not None and template.kind == "kubernetes" else None,
         "job": job,
         "step": step,
@@ -122,14 +122,14 @@ def _plugin(template: Template, step: Step) -> Template:
     return dataclasses.replace(template, options=tuple(options.items()))
 
 
-def _deep(value: Any, dollars: Dollars) -> Any:
+def escaped(value: Any, dollars: Dollars) -> Any:
     """A Buildkite field as uploaded text must be: every string (and mapping key) through `dollars`."""
     if isinstance(value, str):
         return dollars(value)
     if isinstance(value, dict):
-        return {_deep(k, dollars): _deep(v, dollars) for k, v in value.items()}
+        return {escaped(k, dollars): escaped(v, dollars) for k, v in value.items()}
     if isinstance(value, list):
-        return [_deep(v, dollars) for v in value]
+        return [escaped(v, dollars) for v in value]
     return value
 
 

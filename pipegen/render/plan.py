@@ -17,7 +17,7 @@ from pipegen.errors import OutputError, UsageError
 from pipegen.hardware.build_context import BuildContext
 from pipegen.hardware.model import Job
 from pipegen.model import Declarations, Selection, Step
-from pipegen.render.command_step import command_item, skip_text
+from pipegen.render.command_step import command_item, escaped, skip_text
 from pipegen.render.gate import GATE_JOBS, add_gate
 from pipegen.render.order import page_order
 
@@ -60,6 +60,7 @@ class PipelinePlan:
         self.folded = folded or []
         self.renamed = renamed or []
         self.notes: list[str] = []
+        self.pipeline: dict[str, Any] = {}  # Buildkite's pipeline-level fields (env, agents, notify, ...)
 
 
 def plan_pipeline(decl: Declarations, selection: Selection, placed: Sequence[Job], *, unselected: str | None = None,
@@ -80,6 +81,8 @@ def plan_pipeline(decl: Declarations, selection: Selection, placed: Sequence[Job
     renamed = [(row.step.key, row.key) for row in rows if row.key != row.step.key]
     result = PipelinePlan(entries=entries, rows=rows, selection=selection, unselected=mode, jobs=count, limit=limit,
                           folded=folded, renamed=renamed)
+    dollars = Dollars(decl.settings.interpolate)
+    result.pipeline = {name: escaped(value, dollars) for name, value in decl.settings.pipeline}
     if selection.skip_all:
         result.notes.append(f"No steps: {selection.skip_reason}. The pipeline is `steps: []`.")
     if count > limit:
@@ -121,6 +124,12 @@ def _group(decl: Declarations, selection: Selection, placed: Sequence[Job], show
     entries: list[dict[str, Any]] = []
     groups: dict[str, dict[str, Any]] = {}
     rows: list[Row] = []
+
+    def present(target: str) -> bool:
+        """A step in the pipeline, a step uploaded elsewhere, or a group with a step in the pipeline."""
+        members = decl.group_members.get(target, (target,)) if decl.groups else (target,)
+        return any(shown.get(t) in PRESENT for t in members) or target in decl.settings.external_steps
+
     for step in page_order(decl.steps, decl.settings.order):
         job, decision, state = jobs_by_key[step.key], decisions[step.key], shown[step.key]
         reason = decision.reasons[0].text if decision.reasons else ""
@@ -130,8 +139,7 @@ def _group(decl: Declarations, selection: Selection, placed: Sequence[Job], show
         if state not in PRESENT:
             continue
         deliverable(step, dollars)
-        depends = [_depends_item(step, t, keys.get(t, t)) for t in step.depends_on
-                   if shown.get(t) in PRESENT or t in decl.settings.external_steps]
+        depends = [_depends_item(step, t, keys.get(t, t)) for t in step.depends_on if present(t)]
         items = []
         if state == "blocked":
             waits = list(depends) if job.template.job.block_waits else None  # the block waits too
@@ -142,12 +150,27 @@ def _group(decl: Declarations, selection: Selection, placed: Sequence[Job], show
                                   skip=skip_text(reason, dollars) if state == "skip-step" else None, build=build))
         if step.group:
             if step.group not in groups:
-                groups[step.group] = {"group": dollars(step.group), "steps": []}
+                groups[step.group] = {"group": dollars(step.group), "steps": [],
+                                      "fields": _group_fields(decl.group(step.group), present, dollars)}
                 entries.append(groups[step.group])
             groups[step.group]["steps"].extend(items)
         else:
             entries.extend({"group": None, "steps": [item]} for item in items)
     return entries, rows
+
+
+def _group_fields(group: Any, present: Any, dollars: Dollars) -> dict[str, Any]:
+    """A group's own fields as the template writes them: its key, the depends_on targets in the pipeline
+    (each {step, allow_failure} where it accepts the failure), then its other Buildkite fields."""
+    if group is None:
+        return {}
+    out: dict[str, Any] = {"key": group.key} if group.key else {}
+    depends = [{"step": t, "allow_failure": True} if t in group.allow_failure_on else t
+               for t in group.depends_on if present(t)]
+    if depends:
+        out["depends_on"] = depends
+    out.update((name, escaped(value, dollars)) for name, value in group.buildkite)
+    return out
 
 
 def _depends_item(step: Step, target: str, key: str) -> Any:

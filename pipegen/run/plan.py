@@ -178,15 +178,18 @@ def script(commands: Sequence[str], dollars: Dollars) -> str:
     return "\n".join(uploaded(dollars(c)) for c in commands)
 
 
-def step_env(step: Step, dollars: Dollars, template_environment: Sequence[str] = ()) -> tuple[tuple[str, str], ...]:
-    """The variables CI sets for the job: the step's `env`, then its template's `KEY=VALUE` entries.
+def step_env(step: Step, dollars: Dollars, template_environment: Sequence[str] = (),
+             pipeline_env: Any = None) -> tuple[tuple[str, str], ...]:
+    """The variables CI sets for the job: the pipeline's `env`, the step's, then its template's `KEY=VALUE`
+    entries.
 
     Both as the agent gets them (render escapes the step's env, not the
     template's, which is written in Buildkite's syntax). Template entries
     win, as docker's `--env` does over the propagated environment; a bare
     `KEY` only passes this machine's value through.
     """
-    env = {uploaded(dollars(k)): uploaded(dollars(v)) for k, v in step.env}
+    env = {uploaded(dollars(str(k))): uploaded(dollars(str(v))) for k, v in (pipeline_env or {}).items()}
+    env.update((uploaded(dollars(k)), uploaded(dollars(v))) for k, v in step.env)
     pairs = (uploaded(entry).partition("=") for entry in template_environment if "=" in entry)
     env.update((key, value) for key, _, value in pairs)
     if step.parallelism:
@@ -231,7 +234,8 @@ def plan_runs(decl: Declarations, candidates: Sequence[Candidates], machine: Mac
                 hardware=job.hardware,
                 cwd=os.path.normpath(os.path.join(os.path.abspath(decl.root), folder or "")),
                 script=script(step.commands, dollars),
-                env=step_env(step, dollars, job.template.environment if job.uses_plugin else ()),
+                env=step_env(step, dollars, job.template.environment if job.uses_plugin else (),
+                             dict(decl.settings.pipeline).get("env")),
                 timeout_s=minutes * 60 * options.timeout_scale if minutes else None,
                 log=os.path.normpath(os.path.join(log_dir, log_name(step.key))),
                 root=os.path.abspath(decl.root),

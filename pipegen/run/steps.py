@@ -88,7 +88,7 @@ def in_dependency_order(runs: Sequence[Planned], decl: Declarations) -> list[Pla
     for run in runs:
         step, own = run.step, origin[run.step.key]
         every = step.field("allow_dependency_failure") in TRUE
-        needs = [(job, every or target in step.allow_failure_on) for target in step.depends_on
+        needs = [(job, every or target in step.allow_failure_on) for target in decl.needs(step)
                  if origin.get(target, own) != own for job in jobs_of.get(origin.get(target, ""), ())]
         filled.append(replace(run, needs=tuple(dict.fromkeys(needs))))
     ordered: list[Planned] = []
@@ -164,7 +164,7 @@ def outside(runs: Sequence[Planned], decl: Declarations) -> list[str]:
     here = {origin[r.step.key] for r in runs}
     notes: dict[str, str] = {}  # one per step, not per matrix job
     for run in runs:
-        missing = [t for t in run.step.depends_on if t in origin and origin[t] not in here]
+        missing = [t for t in decl.needs(run.step) if t in origin and origin[t] not in here]
         if missing:
             notes.setdefault(run.step.key, f"{run.step.key}: depends on {', '.join(missing)}, not part of this "
                                            "run; it runs without it")

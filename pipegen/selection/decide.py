@@ -54,7 +54,7 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
             if reason.file is not None and reason.file in via:  # say the path git names
                 reason = replace(reason, text=_as_named(reason.text, reason.file, via), file=via[reason.file])
             decisions.append(Decision(step, action, (reason, *_conditions(step, action))))
-        decisions = _with_dependencies(decisions)
+        decisions = _with_dependencies(decl, decisions)
     return Selection(
         decisions=tuple(decisions),
         changes=changes,
@@ -81,7 +81,7 @@ def _as_named(text: str, file: str | None, via: dict[str, str]) -> str:
     return text.replace(file, f"{via[file]} (read as {file})", 1) if file is not None and file in via else text
 
 
-def _with_dependencies(decisions: list[Decision]) -> list[Decision]:
+def _with_dependencies(decl: Declarations, decisions: list[Decision]) -> list[Decision]:
     """Every step a running step depends_on runs too, transitively (Buildkite fails a build whose depends_on
     names a step not in it, and a blocked one would hold it forever): render runs them, so every command
     says so and counts them. Breadth first in declaration order, so the first dependent is named."""
@@ -89,7 +89,7 @@ def _with_dependencies(decisions: list[Decision]) -> list[Decision]:
     pending = [d.step.key for d in decisions if d.action == "run"]
     running = set(pending)
     for key in pending:  # grows while it is walked
-        for target in decisions[index[key]].step.depends_on:
+        for target in decl.needs(decisions[index[key]].step):  # a group key: each step of the group
             if target in running or target not in index:  # an external step is uploaded elsewhere
                 continue
             running.add(target)
@@ -140,7 +140,7 @@ def closure(decl: Declarations, keys: Sequence[str]) -> frozenset[str]:
     pending = steps_by_key(decl, keys)
     selected = {step.key for step in pending}
     while pending:
-        for dep in pending.pop().depends_on:
+        for dep in decl.needs(pending.pop()):
             if dep not in selected and dep in by_key:  # not an external step
                 selected.add(dep)
                 pending.append(by_key[dep])
