@@ -88,7 +88,8 @@ def in_dependency_order(runs: Sequence[Planned], decl: Declarations) -> list[Pla
     for run in runs:
         step, own = run.step, origin[run.step.key]
         every = step.field("allow_dependency_failure") in TRUE
-        needs = [(job, every or target in step.allow_failure_on) for target in decl.needs(step)
+        allowed = {m for t in step.allow_failure_on for m in decl.group_members.get(t, (t,))}
+        needs = [(job, every or target in allowed) for target in decl.needs(step)
                  if origin.get(target, own) != own for job in jobs_of.get(origin.get(target, ""), ())]
         filled.append(replace(run, needs=tuple(dict.fromkeys(needs))))
     ordered: list[Planned] = []
