@@ -13,6 +13,7 @@ from dataclasses import MISSING, dataclass, field
 from typing import Any, Literal
 
 Action = Literal["run", "block", "skip"]
+STRUCTURE = ("wait", "block", "input")  # step kinds that only order or gate the pipeline: no selection of their own
 ACTIONS: tuple[Action, ...] = ("run", "block", "skip")
 
 # How a pattern list matches paths (see selection/matching.py):
@@ -102,6 +103,10 @@ class Step:
     allow_failure_on: tuple[str, ...] = ()
     # pipegen's format: the other Buildkite command-step fields (if, branches, matrix, plugins, ...), verbatim.
     buildkite: tuple[tuple[str, Any], ...] = ()
+    # pipegen's format: Buildkite's step type. "command" (placed on hardware, run by `pipegen run`);
+    # "trigger" (selected like a command, runs another pipeline); "wait", "block", "input" (STRUCTURE:
+    # always in the pipeline where declared). Their own fields are in `buildkite`, the key only if declared.
+    kind: str = "command"
 
     def field(self, name: str, default: Any = None) -> Any:
         """A Buildkite field of `buildkite`, or `default`."""

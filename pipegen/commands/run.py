@@ -19,7 +19,7 @@ from pipegen.hardware.detect import machine as this_machine
 from pipegen.hardware.inventory import load_inventory
 from pipegen.run.junit import Case, junit_xml
 from pipegen.run.output import exit_status, junit_cases, machine_line, plan_text, summary_text
-from pipegen.run.plan import DEFAULT_LOG_DIR, Candidates, RunOptions, named, selected
+from pipegen.run.plan import DEFAULT_LOG_DIR, Candidates, RunOptions, buildkite_only, named, selected
 from pipegen.run.steps import plan_jobs
 from pipegen.selection import report
 from pipegen.selection.chain import load_declarations, select
@@ -37,7 +37,8 @@ def main(args: RunOptions, out: TextIO) -> int:
     else:
         decl, selection = select(args, args.environ)
         candidates = selected(decl, selection)
-        header = [*report.banner(selection), f"Selected: {report.summary(selection)}"]
+        others = buildkite_only([d.step for d in selection.decisions if d.action == "run"])
+        header = [*report.banner(selection), f"Selected: {report.summary(selection)}", *([others] if others else [])]
     if not candidates:
         out.write("\n".join(header) + "\nNothing to run: no step is selected for this change "
                   "(use --step KEY to run one anyway).\n")

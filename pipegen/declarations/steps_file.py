@@ -37,6 +37,7 @@ from pipegen.declarations.presets import (
 from pipegen.declarations.yamlio import LocDict, LocList
 from pipegen.errors import DeclarationError, raise_all
 from pipegen.model import DeclarationWarning, Group, Location, Step
+from pipegen.declarations.other_steps import kind_of, other_step
 
 WRITTEN = step_fields("steps")  # declared on model.Step
 STEP_FIELDS: dict[str, Checker] = {**{key: w.check for key, w in WRITTEN.items()}, "mirror": mapping}
@@ -95,6 +96,10 @@ def load_steps_file(
     for index, raw in enumerate(steps):
         where = steps.loc(index)
         try:
+            kind = None if vllm else kind_of(raw)
+            if kind is not None:
+                out.append(other_step(raw, where, kind, group, (tuple(file_depends), file_allowed), relpath, index))
+                continue
             item, fields = _step_fields(raw, where, vllm, defaults, warnings)
             deps = list(fields.get("source_file_dependencies", ()))
             depends_on = fields.get("depends_on", ())

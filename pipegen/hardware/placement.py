@@ -18,8 +18,14 @@ from pipegen.hardware.model import Family, Inventory, Job
 from pipegen.model import Declarations, Step
 
 
+# Where a wait, block, input or trigger step goes: no agent runs it.
+NO_HARDWARE = Family(name="none", vendor="cpu", queues=())
+
+
 def place(step: Step, inventory: Inventory) -> Job:
     """The job of one step: its family, GPU count and queue, or a DeclarationError."""
+    if step.kind != "command":
+        return Job(step=step, family=NO_HARDWARE, gpus=0, queue=None)
     family, fixed = _family_of(step, inventory)
     requested = step.num_devices
     if fixed is not None and requested is not None and requested != fixed:

@@ -146,8 +146,11 @@ def _group(decl: Declarations, selection: Selection, placed: Sequence[Job], show
             items.append({"type": "block", "key": block_keys[step.key], "depends_on": waits,
                           "block": dollars(step.block_label or f"Run {step.label}"), "step": step})
             depends.insert(0, block_keys[step.key])
-        items.append(command_item(step, job, keys[step.key], depends, dollars,
-                                  skip=skip_text(reason, dollars) if state == "skip-step" else None, build=build))
+        skip = skip_text(reason, dollars) if state == "skip-step" else None
+        if step.kind == "command":
+            items.append(command_item(step, job, keys[step.key], depends, dollars, skip=skip, build=build))
+        else:
+            items.append(other_item(step, keys[step.key], depends, dollars, skip))
         if step.group:
             if step.group not in groups:
                 groups[step.group] = {"group": dollars(step.group), "steps": [],
@@ -157,6 +160,19 @@ def _group(decl: Declarations, selection: Selection, placed: Sequence[Job], show
         else:
             entries.extend({"group": None, "steps": [item]} for item in items)
     return entries, rows
+
+
+def other_item(step: Step, key: str, depends: list[Any], dollars: Dollars, skip: str | None) -> dict[str, Any]:
+    """A wait, block, input or trigger step as declared: its Buildkite fields, the key where one was declared
+    (as render writes it), the depends_on targets in the pipeline, and pipegen's skip reason."""
+    fields: dict[str, Any] = {}
+    for name, value in step.buildkite:
+        fields[name] = key if name in ("key", "identifier", "id") else escaped(value, dollars)
+    if depends:
+        fields["depends_on"] = depends
+    if skip is not None:
+        fields["skip"] = skip
+    return {"type": "step", "key": key, "fields": fields, "step": step}
 
 
 def _group_fields(group: Any, present: Any, dollars: Dollars) -> dict[str, Any]:

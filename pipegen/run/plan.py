@@ -123,9 +123,15 @@ def by_origin(steps: Sequence[Step]) -> dict[str, list[Step]]:
     return out
 
 
+def buildkite_only(steps: Sequence[Step]) -> str:
+    """A header line naming the selected wait, block, input and trigger steps: Buildkite's to run ("" if none)."""
+    named = [f"{s.key} ({s.kind})" for s in steps if s.kind != "command"]
+    return f"Buildkite's own steps, not run here: {', '.join(named)}" if named else ""
+
+
 def selected(decl: Declarations, selection: Selection) -> list[Candidates]:
-    """Declared steps with at least one target selected to run, with those targets."""
-    chosen = {d.step.key for d in selection.decisions if d.action == "run"}
+    """Declared command steps with at least one target selected to run, with those targets."""
+    chosen = {d.step.key for d in selection.decisions if d.action == "run" and d.step.kind == "command"}
     out: list[Candidates] = []
     for key, steps in by_origin(decl.steps).items():
         targets = tuple(s for s in steps if s.key in chosen)
@@ -143,6 +149,9 @@ def named(decl: Declarations, keys: Sequence[str]) -> list[Candidates]:
     for asked in dict.fromkeys(keys):
         key = asked[: asked.index("[")] if asked.endswith("]") and "[" in asked else asked
         key = key if key in groups or key in by_key else rendered.get(key, key)
+        if key in by_key and by_key[key].kind != "command":
+            raise UsageError(f"step '{asked}' is a {by_key[key].kind} step: Buildkite's, not run here",
+                             fix="name a command step")
         if key in groups:
             out.append((key, tuple(groups[key])))
         elif key in by_key:

@@ -1,7 +1,8 @@
 """Decide every step: run, block or skip, each with its reasons. Pure.
 
 The rules, first that applies wins (vLLM's order, shared/spec/vllm-ci.md):
-docs-only skip of the whole change; NOAUTO; explicit keys; hardware rules
+docs-only skip of the whole change; wait, block and input steps (always in
+the pipeline, unless explicit keys leave them out); NOAUTO; explicit keys; hardware rules
 that override `optional`; always-run keys; steps a pull-request label adds;
 nightly; optional; the other
 hardware rules; run-all; dependency match; the configured action for a
@@ -16,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from pipegen.errors import UsageError
-from pipegen.model import Action, ChangeSet, Decision, Declarations, Options, Reason, Rule, Selection, Settings, Step
+from pipegen.model import STRUCTURE, Action, ChangeSet, Decision, Declarations, Options, Reason, Rule, Selection, Settings, Step
 from pipegen.selection.inputs import Input, own_inputs
 from pipegen.selection.matching import StepIndex, first_match
 
@@ -273,6 +274,9 @@ def _decide_step(
 ) -> tuple[Action, Reason]:
     if settings.mirror_tag is not None and settings.mirror_tag not in step.mirror_hardwares:
         return "skip", Reason("mirror-tag", f"not mirrored to '{settings.mirror_tag}' (mirror_hardwares)")
+    if step.kind in STRUCTURE and (only is None or step.key in only):
+        article = "an" if step.kind == "input" else "a"
+        return "run", Reason("structure", f"{article} {step.kind} step: part of the pipeline's order, always in it")
     if options.noauto:
         return "block", Reason("noauto", "NOAUTO=1: every step waits to be unblocked")
     if only is not None:

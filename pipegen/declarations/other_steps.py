@@ -1,0 +1,95 @@
+"""Buildkite's wait, block, input and trigger steps in a steps file of pipegen's own format.
+
+Each becomes a Step of its `kind`: a trigger is selected like a command step
+(its `source_file_dependencies`, run-all, ...), a wait, block or input step
+is part of the pipeline's structure and always in it. Their fields are
+Buildkite's, checked against the schema's definition of that step type and
+kept verbatim; a key is written out only where it was declared.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pipegen.buildkite.keys import valid_key
+from pipegen.declarations import buildkite_step as bk
+from pipegen.declarations.fields import boolean, entry_list, require_mapping
+from pipegen.errors import DeclarationError, suggest
+from pipegen.model import Location, Step
+
+KINDS = ("wait", "block", "input", "trigger")
+NAMES = ("key", "identifier", "id")
+OWN = ("source_file_dependencies", "optional")  # pipegen's fields a trigger step takes
+
+
+def kind_of(raw: Any) -> str | None:
+    """The Buildkite step type of a steps-file item other than a command step, or None."""
+    if raw in ("wait", "waiter"):
+        return "wait"
+    if not isinstance(raw, dict):
+        return None
+    if "waiter" in raw or "wait" in raw or raw.get("type") in ("wait", "waiter"):
+        return "wait"
+    return next((k for k in KINDS[1:] if k in raw or raw.get("type") == k), None)
+
+
+def other_step(raw: Any, where: Location, kind: str, group: str, depends: tuple[tuple[str, ...], tuple[str, ...]],
+               relpath: str, index: int) -> Step:
+    """The Step of a wait, block, input or trigger item; `depends`: the file's depends_on (keys, allowed)."""
+    data = {"wait": None} if isinstance(raw, str) else require_mapping(raw, where, f"a {kind} step")
+    definition = _definition(kind)
+    for name in data:
+        if name not in definition and not (kind == "trigger" and name in OWN):
+            raise DeclarationError(f"unknown {kind} step field '{name}'", data.loc(name) if hasattr(data, "loc")
+                                   else where, suggest(name, set(definition) | (set(OWN) if kind == "trigger" else set())))
+    theirs = {k: v for k, v in data.items() if k not in OWN}
+    _check(kind, theirs, definition, data, where)
+    key = next((data[n] for n in NAMES if n in data), None)
+    keys, allowed = depends
+    if "depends_on" in data:
+        keys, allowed = bk.depends_on(data["depends_on"], data.loc("depends_on"), f"the {kind} step's depends_on")
+    label = next((data[n] for n in ("label", "name", kind, "prompt") if isinstance(data.get(n), str)), kind)
+    entries = entry_list(data[OWN[0]], data.loc(OWN[0])) if OWN[0] in data else ()
+    optional = boolean(data[OWN[1]], data.loc(OWN[1])) if OWN[1] in data else False
+    stem = os.path.splitext(os.path.basename(relpath))[0]
+    return Step(
+        key=key if isinstance(key, str) else valid_key(f"{kind}-{stem}-{index + 1}"),
+        label=label, group=group, location=where, kind=kind, depends_on=keys, allow_failure_on=allowed,
+        # a trigger is selected like a command step (its steps file is one of its dependencies)
+        dependencies=(*entries, relpath) if kind == "trigger" else (), optional=optional,
+        buildkite=(*((("key", key),) if isinstance(key, str) else ()),
+                   *((k, v) for k, v in theirs.items() if k not in ("depends_on", *NAMES))),
+    )
+
+
+def _definition(kind: str) -> dict[str, Any]:
+    from pipegen.buildkite.schema import load_schema
+
+    return load_schema()["definitions"][f"{kind}Step"]["properties"]
+
+
+def _check(kind: str, theirs: dict[str, Any], definition: dict[str, Any], data: Any, where: Location) -> None:
+    import fastjsonschema
+
+    from pipegen.buildkite.schema import validator
+
+    try:
+        validator()({"steps": [{**theirs}]})
+        return
+    except fastjsonschema.JsonSchemaException:
+        pass
+    import jsonschema
+
+    from pipegen.buildkite.schema import load_schema
+    from pipegen.buildkite.step_fields import expects
+
+    root = load_schema()
+    for name, value in theirs.items():
+        schema = {**definition[name], "definitions": root["definitions"]}
+        best = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(schema).iter_errors(value))
+        if best is not None:
+            raise DeclarationError(f"{kind} step field '{name}': {best.message}; Buildkite's schema expects "
+                                   f"{expects(definition[name])}", data.loc(name) if hasattr(data, "loc") else where)
+    raise DeclarationError(f"Buildkite's schema refuses this {kind} step", where,
+                           f"write it as Buildkite documents the {kind} step")
