@@ -80,7 +80,7 @@ class Step:
     agent_tags: tuple[tuple[str, str], ...] = _written("tag_map", (), read_by="steps")
     env: tuple[tuple[str, str], ...] = _written("env_map", ())
     soft_fail: bool | tuple[int | str, ...] = _written("soft_fail", False)  # bool, or exit statuses ("*": any)
-    timeout_in_minutes: int | None = _written("positive_int", None)
+    timeout_in_minutes: int | str | None = _written("minutes", None)  # a str: one upload-time variable (${T?})
     parallelism: int | None = _written("positive_int", None)
     concurrency: int | None = _written("positive_int", None, read_by="steps")
     concurrency_group: str | None = _written("string", None, read_by="steps")

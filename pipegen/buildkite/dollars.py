@@ -14,6 +14,7 @@ are written in Buildkite's syntax already (`$$VAR`), so the vLLM preset's
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -156,3 +157,25 @@ def deliverable(step: Step, dollars: Dollars) -> None:
     """A DeclarationError naming the step and field of a string the agent would not get as declared."""
     for field, text, problem in step_problems(step, dollars):
         raise DeclarationError(undeliverable_error(step, field, text, problem), step.location, problem.fix)
+
+
+# One upload-time variable as Buildkite's interpolation reads it: $NAME, ${NAME}, ${NAME:-default},
+# ${NAME-default}, ${NAME?message}, ${NAME:?message}, ${NAME:offset[:length]}.
+UPLOAD_VARIABLE = re.compile(r"\$(?:(?P<bare>[A-Za-z_][A-Za-z0-9_]*)|\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+                             r"(?:(?P<op>:?-|:?\?|:)(?P<arg>[^}]*))?\})")
+
+
+def upload_variable(text: str) -> re.Match[str] | None:
+    """The match when `text` is exactly one upload-time variable (`${TIMEOUT?}`, `${TIMEOUT:-30}`)."""
+    return UPLOAD_VARIABLE.fullmatch(text)
+
+
+def upload_value(match: re.Match[str], environ: dict[str, str] | Any) -> str | None:
+    """What Buildkite's upload makes of one variable in `environ` (None: unset, or `?` would fail the upload)."""
+    name = match["bare"] or match["name"]
+    value, op, arg = environ.get(name), match["op"] or "", match["arg"] or ""
+    if op in (":-", "-"):
+        return arg if value is None or (op == ":-" and value == "") else value
+    if op in (":?", "?") and (value is None or (op == ":?" and value == "")):
+        return None
+    return value

@@ -18,10 +18,13 @@ UUID_KEY = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F
 def valid_key(key: str) -> str:
     """A Buildkite key for `key`: same text when valid, else a deterministic valid one.
 
-    Allowed: letters, digits, `_`, `-`, `:` (the schema also allows `$`, `{`, `}`
-    for interpolation, and `.`/`,` in newer versions; pipegen never emits them).
+    Allowed: letters, digits, `_`, `-`, `:`; a key with upload-time variables
+    (`build_${TRIPLET?}`) is kept as written when the rest of it is such text, for
+    Buildkite to interpolate (the schema allows `$`, `{`, `}` for that).
     At most 100 characters (long keys keep a hash of the whole), never UUID-like.
     """
+    if "$" in key and interpolated_key(key):
+        return key
     out = KEY_BAD.sub("-", key).strip("-") or "step"
     if len(out) > KEY_MAX or out != key and len(out) > KEY_MAX - 9:
         import hashlib
@@ -31,6 +34,14 @@ def valid_key(key: str) -> str:
     if UUID_KEY.match(out):
         out += "-k"
     return out
+
+
+def interpolated_key(key: str) -> bool:
+    """Whether `key` is valid key text around upload-time variables (`build_${TRIPLET?}`, `$PREFIX-test`)."""
+    from pipegen.buildkite.dollars import UPLOAD_VARIABLE
+
+    rest = UPLOAD_VARIABLE.sub("v", key)
+    return rest != key and len(key) <= KEY_MAX and KEY_BAD.search(rest) is None and "$" not in rest
 
 
 def key_map(steps: Sequence[Step]) -> dict[str, str]:

@@ -42,6 +42,21 @@ def positive_int(value: Any, where: Location) -> int:
     raise _fail(where, f"expected a whole number >= 1, got {value!r}", "write a positive integer")
 
 
+def minutes(value: Any, where: Location) -> int | str:
+    """A positive whole number, or one upload-time variable for Buildkite to fill in (`${TIMEOUT?}`,
+    `${TIMEOUT:-30}`: a default must itself be a positive whole number)."""
+    if isinstance(value, str):
+        from pipegen.buildkite.dollars import upload_variable
+
+        match = upload_variable(value.strip())
+        plain = not any(c.isspace() or c in "#'\"" for c in value.strip())  # written unquoted, as an int after upload
+        if match and plain and (match["op"] not in (":-", "-") or (match["arg"] or "").isdigit() and int(match["arg"]) >= 1):
+            return value.strip()
+        raise _fail(where, f"expected a whole number >= 1 or one upload-time variable, got {value!r}",
+                    "write e.g. 30, '${TIMEOUT?}' or '${TIMEOUT:-30}' (a default must be a whole number >= 1)")
+    return positive_int(value, where)
+
+
 def string_list(value: Any, where: Location) -> tuple[str, ...]:
     if value is None:
         return ()

@@ -19,6 +19,7 @@ from pipegen.buildkite.dollars import Dollars
 from pipegen.hardware.build_context import BuildContext
 from pipegen.hardware.model import Job
 from pipegen.model import Step
+from pipegen.render.yaml_writer import Safe
 
 NO_BUILD = BuildContext(values={})
 _BLANK = re.compile(r"[\x00-\x1f\x7f-\x9f'\"$\\\u2028\u2029]+")
@@ -88,7 +89,9 @@ def with_template_fields(item: dict[str, Any], step: Step, job: Job) -> dict[str
     if fields.retry is not None:
         item["retry"] = _retry(item["retry"], fields.retry, fields.retry_mode)
     timeout = step.timeout_in_minutes or fields.default_timeout
-    if timeout and fields.max_timeout:
+    if isinstance(timeout, str):  # an upload-time variable, written as is for Buildkite to fill in
+        timeout = Safe(timeout)
+    elif timeout and fields.max_timeout:
         timeout = min(timeout, fields.max_timeout)
     item["timeout_in_minutes"] = timeout
     extra = item.setdefault("fields", {})  # the step's own Buildkite fields win

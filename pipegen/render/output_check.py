@@ -33,9 +33,42 @@ def check(text: str, limit: int = JOB_LIMIT, external: tuple[str, ...] = ()) -> 
         raise OutputError("the rendered pipeline is not a mapping with 'steps'")
     from pipegen.buildkite.schema import validate
 
-    validate(data)
+    validate(_as_uploaded(data) if "${" in text or "timeout_in_minutes: $" in text else data)
     _check_graph(data, limit, external)
     return data
+
+
+def _as_uploaded(data: dict[str, Any]) -> dict[str, Any]:
+    """The pipeline as far as can be known before upload, where Buildkite fills in upload-time variables: a
+    `timeout_in_minutes` that is one is validated as its default (else 1), and each one in a key or a
+    depends_on target as a letter (an unset `?` variable fails the upload, which no check here can see)."""
+    from pipegen.buildkite.dollars import UPLOAD_VARIABLE, upload_variable
+
+    def key(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {**value, "step": key(value.get("step"))}
+        return UPLOAD_VARIABLE.sub("v", value) if isinstance(value, str) and "$" in value else value
+
+    def fill(step: Any) -> Any:
+        if not isinstance(step, dict):
+            return step
+        step = dict(step)
+        if isinstance(step.get("steps"), list):
+            step["steps"] = [fill(s) for s in step["steps"]]
+        if "key" in step:
+            step["key"] = key(step["key"])
+        depends = step.get("depends_on")
+        if depends is not None:
+            step["depends_on"] = [key(d) for d in depends] if isinstance(depends, list) else key(depends)
+        minutes = step.get("timeout_in_minutes")
+        match = upload_variable(minutes) if isinstance(minutes, str) else None
+        if match is not None:
+            arg = match["arg"] or ""
+            step["timeout_in_minutes"] = int(arg) if match["op"] in (":-", "-") and arg.isdigit() else 1
+        return step
+
+    steps = data.get("steps")
+    return {**data, "steps": [fill(s) for s in steps]} if isinstance(steps, list) else data
 
 
 def _check_graph(data: dict[str, Any], limit: int, external: tuple[str, ...]) -> None:

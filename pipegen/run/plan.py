@@ -212,10 +212,23 @@ def log_name(key: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", key) + ".log"
 
 
+def run_minutes(minutes: int | str | None, environ: Mapping[str, str]) -> int | None:
+    """A step's timeout here: an upload-time variable (`${TIMEOUT:-30}`) read from this environment as
+    Buildkite's upload would; None when it gives no whole number (no timeout)."""
+    if not isinstance(minutes, str):
+        return minutes
+    from pipegen.buildkite.dollars import upload_value, upload_variable
+
+    match = upload_variable(minutes)
+    value = upload_value(match, environ) if match else None
+    return int(value) if value is not None and value.strip().isdigit() and int(value) > 0 else None
+
+
 def plan_runs(decl: Declarations, candidates: Sequence[Candidates], machine: Machine, inventory: Inventory,
-         options: RunOptions, header: Sequence[str] = ()) -> RunPlan:
+         options: RunOptions, header: Sequence[str] = (), environ: Mapping[str, str] | None = None) -> RunPlan:
     log_dir = options.log_dir or os.path.join(decl.root, DEFAULT_LOG_DIR)
     dollars = Dollars(decl.settings.interpolate)
+    environ = {} if environ is None else environ
     was_named = bool(options.step_keys)
     runs: list[Planned] = []
     unrunnable: list[Unrunnable] = []
@@ -237,7 +250,7 @@ def plan_runs(decl: Declarations, candidates: Sequence[Candidates], machine: Mac
             if any(run.step.key == step.key for run in runs):
                 break  # named twice (`--step qr --step qr-h100`): one run, one log
             deliverable(step, dollars)  # as render refuses it: the agent would run something else
-            minutes = step.timeout_in_minutes
+            minutes = run_minutes(step.timeout_in_minutes, environ)
             runs.append(Planned(
                 step=step,
                 hardware=job.hardware,
