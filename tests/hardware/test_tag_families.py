@@ -7,8 +7,7 @@ import json
 from click.testing import CliRunner
 
 from pipegen.cli import cli
-from tests.helpers import git_repo
-from tests.render.test_render import assert_valid, by_key
+from tests.helpers import assert_valid, by_key, git_repo
 
 HARDWARE = """
 default: linux

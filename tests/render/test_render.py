@@ -12,7 +12,7 @@ import yaml
 from click.testing import CliRunner
 
 from pipegen.cli import cli
-from tests.helpers import RENDER_STEPS, all_steps, assert_valid, by_key, git_repo, render, render_repo
+from tests.helpers import RENDER_HARDWARE, RENDER_STEPS, all_steps, assert_valid, by_key, git_repo, render, render_repo
 
 
 @pytest.fixture
@@ -61,9 +61,9 @@ def test_command_step_fields(repo):
 
 
 def test_banners_and_the_lost_agent_retry_are_a_templates_opt_in(tmp_path):
-    hardware = HARDWARE.replace('py: {kind: docker, image: "python:3.11", options: {always-pull: true}}',
+    hardware = RENDER_HARDWARE.replace('py: {kind: docker, image: "python:3.11", options: {always-pull: true}}',
                                 'py: {kind: docker, image: "python:3.11", job: {banners: true, lost_agent_retry: 2}}')
-    steps = by_key(assert_valid(render(make_repo(tmp_path, STEPS, hardware=hardware), "--all").stdout))
+    steps = by_key(assert_valid(render(render_repo(tmp_path, RENDER_STEPS, hardware=hardware), "--all").stdout))
     assert steps["qr-cpu"]["commands"] == [
         "cd /work",
         "echo '+++ :test_tube: Command (1/2): pytest qr_tests'", "pytest qr_tests",

@@ -8,8 +8,7 @@ import json
 from click.testing import CliRunner
 
 from pipegen.cli import cli
-from tests.helpers import git_repo
-from tests.render.test_render import assert_valid
+from tests.helpers import assert_valid, git_repo
 
 STEPS = """
 steps:

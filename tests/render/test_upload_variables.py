@@ -6,8 +6,7 @@ import yaml
 from click.testing import CliRunner
 
 from pipegen.cli import cli
-from tests.helpers import git_repo
-from tests.render.test_render import SCHEMA
+from tests.helpers import buildkite_schema_validator, git_repo
 
 STEPS = """
 steps:
@@ -43,7 +42,7 @@ def test_variables_reach_the_upload_as_written_and_make_a_valid_pipeline_there(t
     # what `buildkite-agent pipeline upload` makes of it with TIMEOUT=30, TRIPLET=x64
     uploaded = yaml.safe_load(result.stdout.replace("${TIMEOUT?}", "30").replace("${TRIPLET?}", "x64")
                               .replace("${TEST_TIMEOUT:-2}", "2"))
-    SCHEMA.validate(uploaded)
+    buildkite_schema_validator().validate(uploaded)
     build, test = uploaded["steps"]
     assert (build["key"], build["timeout_in_minutes"], test["depends_on"]) == ("build_x64", 30, ["build_x64"])
 
