@@ -38,6 +38,8 @@ def other_step(raw: Any, where: Location, kind: str, group: str, depends: tuple[
                relpath: str, index: int) -> Step:
     """The Step of a wait, block, input or trigger item; `depends`: the file's depends_on (keys, allowed)."""
     data = {"wait": None} if isinstance(raw, str) else require_mapping(raw, where, f"a {kind} step")
+    if "waiter" in data and "wait" not in data:  # the agent's other spelling, which the schema lacks
+        data = _renamed(data, "waiter", "wait")
     definition = _definition(kind)
     for name in data:
         if name not in definition and not (kind == "trigger" and name in OWN):
@@ -61,6 +63,16 @@ def other_step(raw: Any, where: Location, kind: str, group: str, depends: tuple[
         buildkite=(*((("key", key),) if isinstance(key, str) else ()),
                    *((k, v) for k, v in theirs.items() if k not in ("depends_on", *NAMES))),
     )
+
+
+def _renamed(data: Any, old: str, new: str) -> Any:
+    """A yamlio mapping with one key renamed, in place, keeping where each key was written."""
+    out = type(data)()
+    out.file, out.mark, out.key_marks = data.file, data.mark, dict(data.key_marks)
+    for name, value in data.items():
+        out[new if name == old else name] = value
+    out.key_marks[new] = data.key_marks.get(old, data.mark)
+    return out
 
 
 def _definition(kind: str) -> dict[str, Any]:
