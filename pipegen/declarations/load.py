@@ -203,7 +203,7 @@ def _load_pipegen(root: str, path: str, top: LocDict, docs: dict[str, Any]) -> D
                                    "put the steps files in a folder of their own (.buildkite/steps) and name it")
     groups: list[Group] = []
     steps = _load_steps(root, files, docs, vllm=False, warnings=warnings, groups=groups)
-    warnings += unmatched_names(top, steps)
+    warnings += unmatched_names(top, steps, groups)
     return _finish(root, steps, settings, "pipegen", [path, *files], warnings, tuple(groups))
 
 

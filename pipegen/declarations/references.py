@@ -21,7 +21,8 @@ CODE = "unmatched-key"
 LABEL_KEYS = ("only", "add")  # a label's fields that list step keys
 
 
-def unmatched_names(top: LocDict, steps: Sequence[Step]) -> list[DeclarationWarning]:
+def unmatched_names(top: LocDict, steps: Sequence[Step], groups: Sequence[Any] = ()) -> list[DeclarationWarning]:
+    """`groups`: the groups with fields of their own, whose depends_on may name an external step too."""
     keys = step_names(steps)
     own = step_names([s for s in steps if s.mirror is None])  # always_run never applies to a mirror
     out = []
@@ -39,7 +40,7 @@ def unmatched_names(top: LocDict, steps: Sequence[Step]) -> list[DeclarationWarn
                     out.append(DeclarationWarning(where, CODE,
                                                   f"label '{label}' {name}: '{key}' names no step: the label "
                                                   "does not run it", _fix(key, keys, f"the label's {name}:")))
-    used = {target for step in steps for target in step.depends_on}
+    used = {target for item in (*steps, *groups) for target in item.depends_on}
     for key, where in _items(top.get("external_steps"), top.loc("external_steps")):
         if key not in used:
             out.append(DeclarationWarning(where, CODE, f"external step '{key}' is named by no step's depends_on",
