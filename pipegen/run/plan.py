@@ -225,10 +225,9 @@ def run_minutes(minutes: int | str | None, environ: Mapping[str, str]) -> int | 
 
 
 def plan_runs(decl: Declarations, candidates: Sequence[Candidates], machine: Machine, inventory: Inventory,
-         options: RunOptions, header: Sequence[str] = (), environ: Mapping[str, str] | None = None) -> RunPlan:
+         options: RunOptions, header: Sequence[str] = ()) -> RunPlan:
     log_dir = options.log_dir or os.path.join(decl.root, DEFAULT_LOG_DIR)
     dollars = Dollars(decl.settings.interpolate)
-    environ = {} if environ is None else environ
     was_named = bool(options.step_keys)
     runs: list[Planned] = []
     unrunnable: list[Unrunnable] = []
@@ -250,7 +249,7 @@ def plan_runs(decl: Declarations, candidates: Sequence[Candidates], machine: Mac
             if any(run.step.key == step.key for run in runs):
                 break  # named twice (`--step qr --step qr-h100`): one run, one log
             deliverable(step, dollars)  # as render refuses it: the agent would run something else
-            minutes = run_minutes(step.timeout_in_minutes, environ)
+            minutes = run_minutes(step.timeout_in_minutes, options.environ)
             runs.append(Planned(
                 step=step,
                 hardware=job.hardware,
