@@ -103,10 +103,7 @@ class Step:
     allow_failure_on: tuple[str, ...] = ()
     # pipegen's format: the other Buildkite command-step fields (if, branches, matrix, plugins, ...), verbatim.
     buildkite: tuple[tuple[str, Any], ...] = ()
-    # pipegen's format: Buildkite's step type. "command" (placed on hardware, run by `pipegen run`);
-    # "trigger" (selected like a command, runs another pipeline); "wait", "block", "input" (STRUCTURE:
-    # always in the pipeline where declared). Their own fields are in `buildkite`, the key only if declared.
-    kind: str = "command"
+    kind: str = "command"  # Buildkite's step type: command, trigger, or one of STRUCTURE (fields in `buildkite`)
 
     def field(self, name: str, default: Any = None) -> Any:
         """A Buildkite field of `buildkite`, or `default`."""
@@ -184,8 +181,7 @@ class Settings:
     preset: str | None = None  # "vllm" for vLLM files
     config_selects: bool = True  # a change to the config or the inventory file selects what they shape
     labels: tuple[LabelRule, ...] = ()  # pull-request labels that widen or narrow the selection
-    # Buildkite branch filters (`main`, `release/*`, `!x`): builds of these branches (not pull requests)
-    # run everything / run as nightly builds.
+    # Branch filters (`main`, `release/*`): Buildkite builds of them (not PRs) run everything / as nightly.
     run_all_branches: tuple[str, ...] = ()
     nightly_branches: tuple[str, ...] = ()
     # Values for the inventory's build context (vLLM: ci_config.yaml's registries, repositories.*).
@@ -197,8 +193,7 @@ class Settings:
     only_declared_keys: bool = False
     # The page's order (render/order.py): "declared", or "name" (vLLM: groups by name, steps by label).
     order: Literal["declared", "name"] = "declared"
-    # Buildkite's pipeline-level fields (env, agents, notify, ...), verbatim (config `pipeline:`).
-    pipeline: tuple[tuple[str, Any], ...] = ()
+    pipeline: tuple[tuple[str, Any], ...] = ()  # Buildkite's pipeline-level env, agents, notify, ... (`pipeline:`)
 
 
 @dataclass(frozen=True)
