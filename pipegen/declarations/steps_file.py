@@ -58,7 +58,8 @@ VLLM_IGNORED = {"num_gpus": "num_devices", "gpu": "device", "torch_nightly": "",
                 "fast_check": ""}
 
 FILE_FIELDS: dict[str, Checker] = {"group": string, "depends_on": string_list, "steps": anything}
-PIPEGEN_FILE_FIELDS = {**FILE_FIELDS, "defaults": anything}  # defaults: fields every step inherits
+# defaults: fields every step inherits; the group may carry its own fields, depends_on take every form
+PIPEGEN_FILE_FIELDS = {**FILE_FIELDS, "defaults": anything, "group": anything, "depends_on": anything}
 
 
 def load_steps_file(
