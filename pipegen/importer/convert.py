@@ -1,11 +1,12 @@
 """Buildkite pipelines (Nodes) -> pipegen's declarations as plain data, with what could not be carried over.
 
-One steps file per top-level group (and per run of top-level steps between groups), in pipeline order
-(`NN-name.yaml`). Each command step keeps its fields as written; pipegen owns three things, so they
-move: the queue (a family of the inventory), `wait` (the `depends_on` it means, read as Buildkite reads
-it: view.py) and a path rule (`if_changed`, a monorepo-diff `watch`: `source_file_dependencies`).
-The config says what the pipeline did before: steps without dependencies run on every build, an
-unselected step is skipped (as `if_changed` skips it), `$` is Buildkite's syntax throughout.
+The pipeline's structure is kept as written: one steps file per top-level group (its own fields in
+`group:`) and per run of top-level steps between groups, in pipeline order (`NN-name.yaml`); `wait`,
+`block`, `input` and `trigger` steps where they were; the pipeline's `env`, `agents`, `notify` in the
+config's `pipeline:`. pipegen owns two things, so they move: a step's agents (a family of the inventory)
+and a path rule (`if_changed`, a monorepo-diff `watch`: `source_file_dependencies`). The config says what
+the pipeline did before: steps without dependencies run on every build, an unselected step is skipped
+(as `if_changed` skips it), `$` is Buildkite's syntax throughout.
 """
 
 from __future__ import annotations
@@ -15,12 +16,11 @@ from typing import Any
 
 from pipegen.importer.families import Families, slug, tags
 from pipegen.importer.pipeline import Node, Pipeline
-from pipegen.importer.view import Record, read_view
+from pipegen.importer.view import Record, depends, read_view
 
-MOVED = ("key", "identifier", "id", "type", "depends_on", "agents", "if_changed", "label", "name")
-GROUP_FIELDS = ("group", "label", "name", "key", "steps", "depends_on", "if", "allow_dependency_failure",
-                "if_changed")  # what a steps file can say of its group (the rest is named as not carried)
-TOP_CARRIED = ("env", "agents")
+MOVED = ("key", "identifier", "id", "depends_on", "agents", "if_changed", "label", "name")
+SELECTED = ("command", "trigger")  # the step kinds a change selects (the others are structure)
+TOP_CARRIED = ("env", "agents", "notify", "secrets", "image", "priority")  # Buildkite's top-level fields
 
 
 @dataclass
@@ -31,30 +31,34 @@ class Imported:
     notes: list[str] = field(default_factory=list)  # said, exit 0
     missing: list[str] = field(default_factory=list)  # could not be carried over: exit 1
     steps: int = 0
-    families: dict[str, str] = field(default_factory=dict)  # name -> queue
+    families: dict[str, str] = field(default_factory=dict)  # name -> its agent tags
     selecting: list[str] = field(default_factory=list)  # keys of steps that now have dependencies
     views: list[dict[str, Record]] = field(default_factory=list)  # each input as Buildkite reads it
 
 
-def assign_idents(pipelines: list[Pipeline], notes: list[str]) -> None:
-    """Every step gets the key it has, or one made from its label; the same key in two files is renamed."""
+def assign_idents(pipelines: list[Pipeline], notes: list[str]) -> dict[str, dict[str, str]]:
+    """Every command and trigger step gets the key it has, or one made from its label; the same key in two
+    files is renamed (the file's renames are returned, for its depends_on)."""
     owner: dict[str, str] = {}
+    renames: dict[str, dict[str, str]] = {p.file: {} for p in pipelines}
     for pipeline in pipelines:
         for node in _walk(pipeline.steps):
             key = node.key
             if key is not None and key in owner and owner[key] != pipeline.file:
                 base = f"{key}-{slug(pipeline.file.rsplit('/', 1)[-1].rsplit('.', 1)[0], 30)}"
-                node.ident = _unique(base, owner)
+                node.ident = renames[pipeline.file][key] = _unique(base, owner)
                 notes.append(f"{node.where}: key '{key}' is also a key in {owner[key]}: renamed '{node.ident}' "
                              "(this file's depends_on follow it)")
             elif key is not None:
                 node.ident = key
-            owner.setdefault(node.ident, pipeline.file) if node.ident else None
+            if node.ident:
+                owner.setdefault(node.ident, pipeline.file)
     for pipeline in pipelines:  # then the steps without a key, around the keys written
         for node in _walk(pipeline.steps):
-            if not node.ident and node.kind != "group":
+            if not node.ident and node.kind in SELECTED:
                 node.ident = _unique(slug(node.label or _first_line(node) or node.kind), owner)
                 owner[node.ident] = pipeline.file
+    return renames
 
 
 def _unique(base: str, taken: dict[str, str]) -> str:
@@ -77,125 +81,144 @@ def _first_line(node: Node) -> str:
 def convert(pipelines: list[Pipeline], out_dir: str) -> Imported:
     """`out_dir`: the output folder relative to the repository root (the config names its files by it)."""
     result = Imported()
-    assign_idents(pipelines, result.notes)
+    renames = assign_idents(pipelines, result.notes)
     families = Families()
     number = 0
+    top = _shared_top(pipelines)
     for pipeline in pipelines:
         view = read_view(pipeline)
         result.views.append(view)
-        _pipeline_level(pipeline, result)
-        for name, data in _steps_files(pipeline, view, families, result):
+        own = _own_top(pipeline, top, result)
+        # Files rendered as one pipeline: a wait of one would also wait for the steps of the files before it.
+        context = _Context(renames[pipeline.file], families, result, own, view if len(pipelines) > 1 else None)
+        for name, data in _steps_files(pipeline, context):
             number += 1
             result.files[f"steps/{number:02d}-{name}.yaml"] = data
-    known = {ident for view in result.views for ident in view}
+    known = {ident for view in result.views for ident in view} | {
+        n.key for p in pipelines for n in _walk(p.steps) if n.key}
     external = list(dict.fromkeys(d for view in result.views for r in view.values() for d in r.deps if d not in known))
-    _dependencies_selected(result)
+    _dependencies_selected(pipelines, result)
     inventory = families.inventory()
     config: dict[str, Any] = {"steps": [f"{out_dir}/steps"]}
     if inventory is not None:
         config["hardware"] = f"{out_dir}/hardware.yaml"
         result.files["hardware.yaml"] = inventory
-        result.families = {name: queue for queue, name in families.by_queue.items()}
+        result.families = families.described()
     config.update({"no_dependencies": "run", "unselected": "skip", "interpolate": ["*"]})
+    if top:
+        config["pipeline"] = top
     if external:
         config["external_steps"] = external
     result.files["pipegen.yaml"] = config
     return result
 
 
-def _dependencies_selected(result: Imported) -> None:
-    """pipegen runs every dependency of a step it runs; the path rule skipped it and ran the dependent."""
+def _dependencies_selected(pipelines: list[Pipeline], result: Imported) -> None:
+    """pipegen runs every step a step it runs depends on; the path rule skipped it and ran the dependent."""
     selecting = set(result.selecting)
-    for view in result.views:
-        for record in view.values():
-            for target in record.deps:
-                if target in selecting:
-                    result.notes.append(f"step '{target}' is a dependency of '{record.ident}': pipegen runs it "
-                                        f"whenever '{record.ident}' runs (its path rule skipped it before)")
-                    selecting.discard(target)
+    groups = {n.key: [c.ident for c in n.children] for p in pipelines for n in p.steps if n.kind == "group" and n.key}
+    for node in (n for p in pipelines for n in _walk(p.steps)):
+        for target in (t for key, _ in depends(node.fields.get("depends_on")) for t in groups.get(key, [key])):
+            if target in selecting:
+                result.notes.append(f"step '{target}' is a dependency of '{node.ident or node.label}': pipegen runs "
+                                    f"it whenever '{node.ident or node.label}' runs (its path rule skipped it before)")
+                selecting.discard(target)
 
 
-def _pipeline_level(pipeline: Pipeline, result: Imported) -> None:
-    for name in pipeline.top:
-        if name not in TOP_CARRIED:
-            result.missing.append(f"{pipeline.file}: the pipeline's '{name}' (pipegen's config has no place for it)")
+def _shared_top(pipelines: list[Pipeline]) -> dict[str, Any]:
+    """The pipeline-level fields every input file has alike: the config's `pipeline:`."""
+    first = pipelines[0].top
+    return {name: value for name, value in first.items()
+            if name in TOP_CARRIED and all(p.top.get(name) == value for p in pipelines[1:])}
 
 
-def _steps_files(pipeline: Pipeline, view: dict[str, Record], families: Families,
-                 result: Imported) -> list[tuple[str, dict[str, Any]]]:
+def _own_top(pipeline: Pipeline, shared: dict[str, Any], result: Imported) -> dict[str, Any]:
+    """A file's own pipeline-level env and agents (the other files have others): onto its steps."""
+    own = {name: value for name, value in pipeline.top.items() if name not in shared}
+    for name in own:
+        if name not in ("env", "agents"):
+            result.missing.append(f"{pipeline.file}: the pipeline's '{name}' (" + (
+                "another input file has another; one pipeline has one)" if name in TOP_CARRIED else
+                "no place for it in pipegen's config)"))
+    return own
+
+
+@dataclass
+class _Context:
+    renames: dict[str, str]
+    families: Families
+    result: Imported
+    top: dict[str, Any]  # the file's own pipeline-level env and agents
+    dissolve: dict[str, Record] | None  # a later file's view: its waits become depends_on
+
+
+def _steps_files(pipeline: Pipeline, context: _Context) -> list[tuple[str, dict[str, Any]]]:
     files: list[tuple[str, dict[str, Any]]] = []
     loose: list[Node] = []
-
-    def flush() -> None:
-        if any(node.kind != "wait" or node.ident in view for node in loose):
-            files.append((slug(pipeline.file.rsplit("/", 1)[-1].rsplit(".", 1)[0], 40),
-                          _file(None, list(loose), pipeline, view, families, result)))
-        loose.clear()
-
-    for node in pipeline.steps:
-        if node.kind != "group":
+    stem = slug(pipeline.file.rsplit("/", 1)[-1].rsplit(".", 1)[0], 40)
+    for node in [*pipeline.steps, None]:
+        if node is not None and node.kind != "group":
             loose.append(node)
             continue
-        flush()
-        for name in node.fields:
-            if name not in GROUP_FIELDS:
-                result.missing.append(f"{node.where}: group '{node.label}': its '{name}' (a steps file's group "
-                                      "has no such field)")
-        files.append((slug(node.label or "group", 40), _file(node, node.children, pipeline, view, families, result)))
-    flush()
+        steps = [s for s in (_step(n, None, context) for n in loose) if s is not None]
+        if steps:
+            files.append((stem, _with_env({"steps": steps}, context)))
+        loose = []
+        if node is not None:
+            head = {k: v for k, v in node.fields.items() if k not in ("steps", "if_changed")}
+            head["key"] = context.renames.get(node.key or "", node.key) if node.key else None
+            data: dict[str, Any] = {"group": {k: _renamed(k, v, context.renames) for k, v in head.items()
+                                              if v is not None and not (context.dissolve and k == "depends_on")}}
+            data["steps"] = [s for s in (_step(n, node, context) for n in node.children) if s is not None]
+            files.append((slug(node.label or "group", 40), _with_env(data, context)))
     return files
 
 
-def _file(group: Node | None, nodes: list[Node], pipeline: Pipeline, view: dict[str, Record], families: Families,
-          result: Imported) -> dict[str, Any]:
-    data: dict[str, Any] = {"group": group.label} if group is not None else {}
-    if isinstance(pipeline.top.get("env"), dict) and pipeline.top["env"]:
-        data["defaults"] = {"env": pipeline.top["env"]}
-    steps = []
-    for node in nodes:
-        if node.kind == "wait" and node.ident not in view:
-            continue  # an order only: the depends_on of the steps after it
-        if node.kind != "command":
-            result.missing.append(f"{node.where}: {_kind_name(node)} '{node.label or node.ident}' (pipegen's steps "
-                                  "files hold command steps only)")
-            continue
-        steps.append(_step(node, group, view[node.ident], pipeline, view, families, result))
-    data["steps"] = steps
+def _with_env(data: dict[str, Any], context: _Context) -> dict[str, Any]:
+    if isinstance(context.top.get("env"), dict) and context.top["env"]:
+        return {**{k: v for k, v in data.items() if k != "steps"}, "defaults": {"env": context.top["env"]},
+                "steps": data["steps"]}
     return data
 
 
-def _kind_name(node: Node) -> str:
-    return {"wait": "a wait step with if/depends_on", "block": "a block step", "input": "an input step",
-            "trigger": "a trigger step"}.get(node.kind, f"a {node.kind} step")
+def _renamed(name: str, value: Any, renames: dict[str, str]) -> Any:
+    """A `depends_on` with the file's renamed keys (the rest as written)."""
+    if name != "depends_on" or not renames:
+        return value
+    items = value if isinstance(value, list) else [value]
+    out = [renames.get(i, i) if isinstance(i, str) else {**i, "step": renames.get(i.get("step"), i.get("step"))}
+           for i in items]
+    return out if isinstance(value, list) else out[0]
 
 
-def _step(node: Node, group: Node | None, record: Record, pipeline: Pipeline, view: dict[str, Record],
-          families: Families, result: Imported) -> dict[str, Any]:
-    result.steps += 1
-    step: dict[str, Any] = {"label": node.label or _first_line(node) or node.ident, "key": node.ident}
-    step.update({k: v for k, v in node.fields.items() if k not in MOVED})
-    for name in ("if", "allow_dependency_failure"):  # a group's, for each of its steps (as view reads them)
-        if name in record.fields:
-            step[name] = record.fields[name]
-    depends = [d if not allow else {"step": d, "allow_failure": True} for d, allow in record.deps.items()
-               if d not in view or view[d].kind == "command"]
-    if depends:
-        step["depends_on"] = depends
-    family, rest = families.place({**tags(pipeline.top.get("agents")), **tags(node.fields.get("agents"))})
-    if family is not None and family != families.default():
-        step["hardware"] = [family]
-    if rest:
-        step["agents"] = rest
-    selection = _selection(node, group)
-    if selection is not None:
-        step["source_file_dependencies"] = selection
-        result.selecting.append(node.ident)
-    return step
-
-
-def _selection(node: Node, group: Node | None) -> list[str] | None:
-    if node.watch is not None:
-        return list(node.watch)
-    if group is not None and group.watch is not None:
-        return list(group.watch)
-    return None
+def _step(node: Node, group: Node | None, context: _Context) -> Any:
+    if node.kind == "wait" and (not node.fields or context.dissolve is not None and node.ident not in context.dissolve):
+        return None if context.dissolve is not None else "wait"
+    out: dict[str, Any] = {}
+    if node.kind == "command":
+        context.result.steps += 1
+        out["label"] = node.label or _first_line(node) or node.ident
+    elif "label" in node.fields:
+        out["label"] = node.fields["label"]
+    if node.ident or node.key:
+        out["key"] = node.ident or node.key
+    out.update({k: _renamed(k, v, context.renames) for k, v in node.fields.items() if k not in MOVED or k == "depends_on"})
+    if node.kind in ("block", "input", "wait", "trigger") and "name" in node.fields:
+        out["name"] = node.fields["name"]
+    if context.dissolve is not None and node.ident in context.dissolve:
+        deps = [d if not allow else {"step": d, "allow_failure": True}
+                for d, allow in context.dissolve[node.ident].deps.items() if not d.startswith("#")]
+        out.pop("depends_on", None)
+        out.update({"depends_on": deps} if deps else {})
+    if node.kind == "command":
+        agents = {**tags(context.top.get("agents")), **tags(node.fields.get("agents"))}
+        family = context.families.place(agents)
+        if family is not None:
+            out["hardware"] = [family]
+    elif "agents" in node.fields:
+        out["agents"] = node.fields["agents"]
+    watch = node.watch if node.watch is not None else group.watch if group is not None else None
+    if watch is not None and node.kind in SELECTED:
+        out["source_file_dependencies"] = list(watch)
+        context.result.selecting.append(node.ident)
+    return out

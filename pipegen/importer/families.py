@@ -1,14 +1,19 @@
-"""Agents -> hardware families: one family per distinct agent queue, named after it.
+"""Agents -> hardware families: one family per distinct set of agent tags (queue and tags), named readably.
 
-pipegen's inventory owns queues (a step's `agents` may not name one); the step keeps its other tags
-as `agents`. A pipeline whose steps name no queue gets no inventory: each job then goes where
-Buildkite sends a job without one, as before.
+A family chosen by tags gives its jobs exactly those tags, the queue only where one was written, so a
+step keeps the agents it had. A step with no agents of its own gets none (the default family has no
+tags). The vendor is read off the tags and queue, for `pipegen run` (cuda -> nvidia, rocm -> amd,
+oneapi -> intel, metal -> apple, another `gpu` -> other; the rest cpu).
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+VENDORS = (("cuda", "nvidia"), ("nvidia", "nvidia"), ("rocm", "amd"), ("amdgpu", "amd"), ("oneapi", "intel"),
+           ("intel", "intel"), ("metal", "apple"), ("gpu", "other"))
+DEFAULT = "default"
 
 
 def slug(text: str, limit: int = 60) -> str:
@@ -27,38 +32,49 @@ def tags(value: Any) -> dict[str, Any]:
     return {}
 
 
+def _name(agents: dict[str, Any]) -> str:
+    parts = [str(agents["queue"])] if "queue" in agents else []
+    parts += [k if str(v) in ("*", "true") else f"{k}-{v}" for k, v in agents.items() if k != "queue"]
+    return slug(" ".join(parts), 40)
+
+
+def _vendor(agents: dict[str, Any]) -> str:
+    text = " ".join(f"{k} {v}" for k, v in agents.items()).lower()
+    return next((vendor for word, vendor in VENDORS if word in text), "cpu")
+
+
 class Families:
-    """The families an import makes, by queue, and each step's target and remaining tags."""
+    """The families an import makes, by agent tags, and each step's."""
 
     def __init__(self) -> None:
-        self.by_queue: dict[str, str] = {}
-        self.unqueued = 0
+        self.by_tags: dict[tuple[tuple[str, str], ...], tuple[str, dict[str, Any]]] = {}
+        self.untagged = 0
 
-    def place(self, agents: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
-        """(family name or None for no queue, the tags left on the step)."""
-        rest = {k: v for k, v in agents.items() if k != "queue"}
-        queue = agents.get("queue")
-        if queue is None:
-            self.unqueued += 1
-            return None, rest
-        queue = str(queue)
-        if queue not in self.by_queue:
-            name = slug(queue, 40)
-            while name in self.by_queue.values():
-                name += "-2"
-            self.by_queue[queue] = name
-        return self.by_queue[queue], rest
+    def place(self, agents: dict[str, Any]) -> str | None:
+        """The family of a step with these agents (None: no agents, the default family)."""
+        if not agents:
+            self.untagged += 1
+            return None
+        identity = tuple(sorted((str(k), str(v)) for k, v in agents.items()))
+        if identity not in self.by_tags:
+            name, taken = _name(agents), {n for n, _ in self.by_tags.values()} | {DEFAULT}
+            base, number = name, 2
+            while name in taken:
+                name, number = f"{base}-{number}", number + 1
+            self.by_tags[identity] = (name, dict(agents))
+        return self.by_tags[identity][0]
 
     def inventory(self) -> dict[str, Any] | None:
-        """hardware.yaml's data, or None when no step names a queue."""
-        if not self.by_queue:
+        """hardware.yaml's data, or None when no step names agents."""
+        if not self.by_tags:
             return None
-        families = {name: {"vendor": "cpu", "queue": queue, "template": "plain"}
-                    for queue, name in self.by_queue.items()}
+        families = {name: {"vendor": _vendor(agents), "agents": agents, "template": "plain"}
+                    for name, agents in self.by_tags.values()}
         data: dict[str, Any] = {"families": families, "templates": {"plain": {"kind": "plain"}}}
-        if self.unqueued:  # pipegen's own format gives every job a family's queue
-            data["default"] = next(iter(families))
+        if self.untagged:
+            data["families"] = {DEFAULT: {"vendor": "cpu", "template": "plain"}, **families}
+            data["default"] = DEFAULT
         return data
 
-    def default(self) -> str | None:
-        return next(iter(self.by_queue.values())) if self.by_queue and self.unqueued else None
+    def described(self) -> dict[str, str]:
+        return {name: ", ".join(f"{k}: {v}" for k, v in agents.items()) for name, agents in self.by_tags.values()}

@@ -14,10 +14,10 @@ def report(result: Imported, differences: Sequence[Difference], out_dir: str, in
     lines = [f"Imported {result.steps} step{'s' * (result.steps != 1)} from {', '.join(inputs)} into {out_dir}/: "
              f"{', '.join(sorted(result.files))}"]
     if result.families:
-        made = ", ".join(f"{name} (queue {queue})" for name, queue in result.families.items())
+        made = ", ".join(f"{name} ({tags})" for name, tags in result.families.items())
         lines.append(f"Families: {made}")
     else:
-        lines.append("Families: none (no step names a queue; no hardware.yaml)")
+        lines.append("Families: none (no step names agents; no hardware.yaml)")
     if result.selecting:
         keys = ", ".join(result.selecting[:10]) + (f" and {len(result.selecting) - 10} more"
                                                     if len(result.selecting) > 10 else "")

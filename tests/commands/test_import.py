@@ -62,26 +62,27 @@ def repo(tmp_path, pipeline=PIPELINE, files=None):
                                      "docs/a.md": "# a\n", "go.mod": "module a\n", **(files or {})})
 
 
-def test_a_pipeline_becomes_a_config_steps_files_and_families(tmp_path):
+def test_a_pipeline_becomes_a_config_steps_files_and_families_and_is_proven_equal(tmp_path):
     root = repo(tmp_path)
     result = run(root, ".buildkite/pipeline.yml")
-    assert result.exit_code in (0, 1), result.output
+    assert result.exit_code == 0, result.output
+    assert "Proven: rendered with --all, it equals the input as Buildkite reads both." in result.output
     assert written(root, "pipegen.yaml") == {
         "steps": [".buildkite/steps"], "hardware": ".buildkite/hardware.yaml", "no_dependencies": "run",
-        "unselected": "skip", "interpolate": ["*"]}
+        "unselected": "skip", "interpolate": ["*"], "pipeline": {"env": {"GLOBAL": "1"}}}
     assert written(root, "hardware.yaml")["families"] == {
-        "linux": {"vendor": "cpu", "queue": "linux", "template": "plain"},
-        "deploy": {"vendor": "cpu", "queue": "deploy", "template": "plain"}}
-    test, lint, docs, deploy = steps_of(root)
+        "default": {"vendor": "cpu", "template": "plain"},  # a step without agents gets none, as before
+        "linux": {"vendor": "cpu", "agents": {"queue": "linux"}, "template": "plain"},
+        "deploy-os-linux": {"vendor": "cpu", "agents": {"queue": "deploy", "os": "linux"}, "template": "plain"}}
+    test, lint, wait, docs, wait_on, deploy = steps_of(root)
     assert test["source_file_dependencies"] == ["src/**", "go.mod", "go.sum"] and "if_changed" not in test
     assert "source_file_dependencies" not in lint  # watched nothing: runs on every build, as before
-    assert docs["depends_on"] == ["test", "lint"]  # the wait: every step before it
-    assert docs["source_file_dependencies"] == ["docs/*", "!docs/x.md"]
-    # the group key stands for its steps; continue_on_failure allows their failure
-    assert deploy["depends_on"] == [{"step": "docs", "allow_failure": True}]
-    assert deploy["hardware"] == ["deploy"] and deploy["agents"] == {"os": "linux"}
-    assert yaml.safe_load((root / ".buildkite/steps/01-pipeline.yaml").read_text())["defaults"] == {
-        "env": {"GLOBAL": "1"}}
+    assert (wait, wait_on) == ("wait", {"wait": None, "continue_on_failure": True})  # the structure, as written
+    assert docs["source_file_dependencies"] == ["docs/*", "!docs/x.md"] and "hardware" not in docs  # no agents
+    assert yaml.safe_load((root / ".buildkite/steps/02-docs.yaml").read_text())["group"] == {
+        "group": "Docs", "key": "docs-group"}
+    assert deploy["depends_on"] == "docs-group" and deploy["hardware"] == ["deploy-os-linux"]
+    assert "agents" not in deploy
     assert "Selected by the paths they watched: 2 steps (test, docs)" in result.output
 
 
@@ -92,17 +93,17 @@ def test_select_on_the_imported_declarations_runs_what_if_changed_ran(tmp_path):
     commit_files(root, {"docs/b.md": "b\n"})
     select = CliRunner().invoke(cli, ["select", "--root", str(root), "--base", "HEAD~1", "--format", "json"],
                                 env={"PIPEGEN_CACHE_DIR": ""})
-    actions = {s["key"]: s["action"] for s in json.loads(select.stdout)["steps"]}
-    # test's own entries do not match; it runs because docs (after the wait) depends on it: noted by the import
-    assert actions == {"test": "run", "lint": "run", "docs": "run", "deploy": "run"}, select.output
-    reasons = {s["key"]: s["reasons"][0]["text"] for s in json.loads(select.stdout)["steps"]}
-    assert reasons["test"].startswith("needed by selected step 'docs' (depends_on); was: no changed file matches")
+    actions = {s["key"]: s["action"] for s in json.loads(select.stdout)["steps"] if not s["key"].startswith("wait-")}
+    assert actions == {"test": "block", "lint": "run", "docs": "run", "deploy": "run"}, select.output
+    render = CliRunner().invoke(cli, ["render", "--root", str(root), "--base", "HEAD~1"], env={"PIPEGEN_CACHE_DIR": ""})
+    steps = {s["key"]: s for s in yaml.safe_load(render.stdout)["steps"] if "key" in s}
+    assert steps["test"]["skip"] and "skip" not in steps["lint"]  # skipped, as if_changed skipped it
 
 
 def test_a_selected_step_that_others_depend_on_is_named(tmp_path):
     # pipegen runs what a selected step depends on; if_changed skipped it and ran the dependent anyway.
     result = run(repo(tmp_path), ".buildkite/pipeline.yml")
-    assert "step 'test' is a dependency of 'docs': pipegen runs it whenever 'docs' runs (its path rule " \
+    assert "step 'docs' is a dependency of 'deploy': pipegen runs it whenever 'deploy' runs (its path rule " \
            "skipped it before)" in result.output, result.output
 
 
@@ -138,14 +139,38 @@ def test_the_same_key_in_two_files_is_renamed_with_a_note(tmp_path):
         ("build", None), ("build-release", None), ("publish", ["build-release"])]
 
 
-def test_a_step_kind_the_format_cannot_hold_exits_1_naming_it(tmp_path):
-    root = repo(tmp_path, "steps:\n  - {label: a, command: make}\n  - block: Release?\n    key: ok\n"
-                          "  - trigger: deploy-pipeline\n    label: Deploy\n")
+def test_block_input_and_trigger_steps_stay_where_they_were(tmp_path):
+    # buildkite/docs' deploy pipeline: a conditional wait, a block, then the deploy; buildkite/agent's E2E trigger.
+    pipeline = ("steps:\n  - {label: a, command: make}\n  - wait: ~\n    key: checked\n    if: build.branch == 'main'\n"
+                "  - block: Release?\n    key: ok\n  - input: Version\n    fields: [{text: V, key: v}]\n"
+                "  - trigger: deploy-pipeline\n    label: Deploy\n    depends_on: ok\n    if_changed: deploy/**\n")
+    root = repo(tmp_path, pipeline)
+    result = run(root, ".buildkite/pipeline.yml")
+    assert result.exit_code == 0, result.output
+    assert steps_of(root)[1:] == [
+        {"key": "checked", "wait": None, "if": "build.branch == 'main'"}, {"key": "ok", "block": "Release?"},
+        {"input": "Version", "fields": [{"text": "V", "key": "v"}]},
+        {"label": "Deploy", "key": "deploy", "trigger": "deploy-pipeline", "depends_on": "ok",
+         "source_file_dependencies": ["deploy/**"]}]
+
+
+def test_a_generated_pipeline_is_named_as_not_importable(tmp_path):
+    root = repo(tmp_path, "steps:\n  - {label: a, command: make}\n"
+                          "  - {label: gen, command: './gen.sh | buildkite-agent pipeline upload'}\n")
     result = run(root, ".buildkite/pipeline.yml")
     assert result.exit_code == 1
-    assert ".buildkite/pipeline.yml:3:5: a block step 'Release?'" in result.output
-    assert ".buildkite/pipeline.yml:5:5: a trigger step 'Deploy'" in result.output
-    assert (root / ".buildkite/pipegen.yaml").exists()  # what could be carried over is written
+    assert ".buildkite/pipeline.yml:3:5: step 'gen': it uploads a generated pipeline (a command's output, or an " \
+           "upload among other commands); not importable" in result.output
+
+
+def test_an_upload_of_a_file_in_the_repository_is_followed(tmp_path):
+    # Buildkite's common bootstrap: a step whose only command uploads the repository's pipeline file.
+    root = repo(tmp_path, "steps:\n  - {label: ':pipeline:', command: buildkite-agent pipeline upload .buildkite/ci.yml}\n",
+                {".buildkite/ci.yml": "env: {X: '1'}\nsteps:\n  - {label: t, key: t, command: make test}\n"})
+    result = run(root, ".buildkite/pipeline.yml")
+    assert result.exit_code == 0, result.output
+    assert ".buildkite/pipeline.yml:2:5: the upload of .buildkite/ci.yml is replaced by its 1 steps" in result.output
+    assert steps_of(root) == [{"label": "t", "key": "t", "command": "make test", "env": {"X": "1"}}]
 
 
 MONOREPO = """\
@@ -176,10 +201,10 @@ def test_a_monorepo_diff_step_becomes_the_steps_it_uploads(tmp_path):
     # steps, each selected by the paths that upload it (the same step under two watches: once, both paths).
     root = repo(tmp_path, MONOREPO, {"services/api/a.go": "a\n", "services/webapp/x.js": "x\n", "libs/x/proto/a.proto": "p\n"})
     result = run(root, ".buildkite/pipeline.yml")
-    lint, api, web, deploy = steps_of(root)
+    lint, api, web, wait, deploy = steps_of(root)
     assert api["source_file_dependencies"] == ["services/api/**", "libs/*/proto/**", "!services/api/README.md*"]  # a raw prefix too
     assert web["source_file_dependencies"] == ["services/web*"] and "timeout_in_minutes" not in web
-    assert deploy["depends_on"] == ["lint", "api", "web"]  # wait: true waits for what the plugin uploaded
+    assert wait == "wait"  # wait: true, after what the plugin uploaded
     assert "watch path 'services/web' is a raw prefix for this plugin version: it also selects services/web* " \
            "(e.g. services/webs/)" in result.output
     assert "a watched step's timeout_in_minutes (the plugin drops them; not imported)" in result.output
@@ -188,9 +213,8 @@ def test_a_monorepo_diff_step_becomes_the_steps_it_uploads(tmp_path):
     commit_files(root, {"services/webapp/y.js": "y\n"})
     select = CliRunner().invoke(cli, ["select", "--root", str(root), "--base", "HEAD~1", "--format", "json"],
                                 env={"PIPEGEN_CACHE_DIR": ""})
-    reasons = {s["key"]: s["reasons"][0]["text"] for s in json.loads(select.stdout)["steps"]}
-    assert reasons["web"] == "services/webapp/y.js matches 'services/web*'"  # the plugin's raw prefix
-    assert reasons["api"].startswith("needed by selected step 'deploy' (depends_on); was: no changed file matches")
+    actions = {s["key"]: s["action"] for s in json.loads(select.stdout)["steps"] if not s["key"].startswith("wait-")}
+    assert actions == {"lint": "run", "api": "block", "web": "run", "deploy": "run"}  # what the plugin uploaded
 
 
 def test_what_monorepo_diff_does_that_entries_cannot_is_named(tmp_path):
