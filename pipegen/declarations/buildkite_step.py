@@ -171,7 +171,9 @@ def group_fields(raw: Any, where: Location) -> tuple[str, Any]:
             raise DeclarationError(f"unknown group field '{name}'", data.loc(name),
                                    suggest(name, set(definition) - {"steps"}))
     _check_group(data, definition)
-    key, keys, allowed = data.get("key", data.get("identifier", data.get("id"))), (), ()
+    key = data.get("key", data.get("identifier", data.get("id")))
+    keys: tuple[str, ...] = ()
+    allowed: tuple[str, ...] = ()
     if "depends_on" in data:
         keys, allowed = depends_on(data["depends_on"], data.loc("depends_on"), "group field 'depends_on'")
     rest = tuple((k, v) for k, v in data.items()

@@ -50,7 +50,8 @@ def minutes(value: Any, where: Location) -> int | str:
 
         match = upload_variable(value.strip())
         plain = not any(c.isspace() or c in "#'\"" for c in value.strip())  # written unquoted, as an int after upload
-        if match and plain and (match["op"] not in (":-", "-") or (match["arg"] or "").isdigit() and int(match["arg"]) >= 1):
+        arg = (match["arg"] or "") if match else ""
+        if match and plain and (match["op"] not in (":-", "-") or arg.isdigit() and int(arg) >= 1):
             return value.strip()
         raise _fail(where, f"expected a whole number >= 1 or one upload-time variable, got {value!r}",
                     "write e.g. 30, '${TIMEOUT?}' or '${TIMEOUT:-30}' (a default must be a whole number >= 1)")

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import graphlib
-from typing import Any
 
 from pipegen.errors import DeclarationError, suggest
-from pipegen.model import Declarations, Step
+from pipegen.model import Declarations, Group, Step
 
 
 def validate_graph(decl: Declarations) -> None:
     """Unique keys (steps and groups), known depends_on targets (steps, group keys, or `external_steps`), no
     cycles (a group key stands for its steps, and a group's depends_on holds for each of them)."""
     external = decl.settings.external_steps
-    by_key: dict[str, Any] = {}
-    for item in (*decl.steps, *(g for g in decl.groups if g.key)):
+    by_key: dict[str | None, Step | Group] = {}
+    keyed: tuple[Step | Group, ...] = (*decl.steps, *(g for g in decl.groups if g.key))
+    for item in keyed:
         key = item.key
         if key in by_key:
             first = by_key[key]
@@ -24,7 +24,8 @@ def validate_graph(decl: Declarations) -> None:
         if key in external:
             raise DeclarationError(f"step key '{key}' is also listed in external_steps", item.location,
                                    "rename the step, or remove the key from external_steps")
-    for item in (*decl.steps, *decl.groups):
+    items: tuple[Step | Group, ...] = (*decl.steps, *decl.groups)
+    for item in items:
         name = f"step '{item.key}'" if isinstance(item, Step) else f"group '{item.name}'"
         for target in item.depends_on:
             if target not in by_key and target not in external:

@@ -162,7 +162,8 @@ def _load_steps(root: str, files: list[str], docs: dict[str, Any], *, vllm: bool
         if first is not group:
             raise DeclarationError(f"group '{group.name}' has fields of its own in two steps files (also at "
                                    f"{first.location})", group.location,
-                                   "write the group's fields (key, depends_on, if, ...) in one file, its name in the others")
+                                   "write the group's fields (key, depends_on, if, ...) in one file, "
+                                   "its name in the others")
     return steps
 
 

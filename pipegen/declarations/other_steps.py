@@ -37,21 +37,22 @@ def kind_of(raw: Any) -> str | None:
 def other_step(raw: Any, where: Location, kind: str, group: str, depends: tuple[tuple[str, ...], tuple[str, ...]],
                relpath: str, index: int) -> Step:
     """The Step of a wait, block, input or trigger item; `depends`: the file's depends_on (keys, allowed)."""
-    data = {"wait": None} if isinstance(raw, str) else require_mapping(raw, where, f"a {kind} step")
+    data: Any = {"wait": None} if isinstance(raw, str) else require_mapping(raw, where, f"a {kind} step")
     if "waiter" in data and "wait" not in data:  # the agent's other spelling, which the schema lacks
         data = _renamed(data, "waiter", "wait")
     definition = _definition(kind)
     for name in data:
         if name not in definition and not (kind == "trigger" and name in OWN):
-            raise DeclarationError(f"unknown {kind} step field '{name}'", data.loc(name) if hasattr(data, "loc")
-                                   else where, suggest(name, set(definition) | (set(OWN) if kind == "trigger" else set())))
+            known = set(definition) | (set(OWN) if kind == "trigger" else set())
+            raise DeclarationError(f"unknown {kind} step field '{name}'",
+                                   data.loc(name) if hasattr(data, "loc") else where, suggest(name, known))
     theirs = {k: v for k, v in data.items() if k not in OWN}
     _check(kind, theirs, definition, data, where)
     key = next((data[n] for n in NAMES if n in data), None)
     keys, allowed = depends
     if "depends_on" in data:
         keys, allowed = bk.depends_on(data["depends_on"], data.loc("depends_on"), f"the {kind} step's depends_on")
-    label = next((data[n] for n in ("label", "name", kind, "prompt") if isinstance(data.get(n), str)), kind)
+    label: str = next((data[n] for n in ("label", "name", kind, "prompt") if isinstance(data.get(n), str)), kind)
     entries = entry_list(data[OWN[0]], data.loc(OWN[0])) if OWN[0] in data else ()
     optional = boolean(data[OWN[1]], data.loc(OWN[1])) if OWN[1] in data else False
     stem = os.path.splitext(os.path.basename(relpath))[0]
@@ -78,7 +79,8 @@ def _renamed(data: Any, old: str, new: str) -> Any:
 def _definition(kind: str) -> dict[str, Any]:
     from pipegen.buildkite.schema import load_schema
 
-    return load_schema()["definitions"][f"{kind}Step"]["properties"]
+    properties: dict[str, Any] = load_schema()["definitions"][f"{kind}Step"]["properties"]
+    return properties
 
 
 def _check(kind: str, theirs: dict[str, Any], definition: dict[str, Any], data: Any, where: Location) -> None:

@@ -26,6 +26,7 @@ from pipegen.declarations.fields import (
     string,
     string_list,
 )
+from pipegen.declarations.other_steps import kind_of, other_step
 from pipegen.declarations.presets import (
     AMD_GPU_DEVICES,
     AMD_GROUP,
@@ -37,7 +38,6 @@ from pipegen.declarations.presets import (
 from pipegen.declarations.yamlio import LocDict, LocList
 from pipegen.errors import DeclarationError, raise_all
 from pipegen.model import DeclarationWarning, Group, Location, Step
-from pipegen.declarations.other_steps import kind_of, other_step
 
 WRITTEN = step_fields("steps")  # declared on model.Step
 STEP_FIELDS: dict[str, Checker] = {**{key: w.check for key, w in WRITTEN.items()}, "mirror": mapping}
@@ -83,7 +83,8 @@ def load_steps_file(
     if not isinstance(steps, LocList):
         raise DeclarationError("a steps file needs a 'steps:' list", top.loc("steps") if "steps" in top else top.loc(),
                                "add 'steps:' followed by '- label: ...' items")
-    group, file_allowed = head.get("group", "").strip() if vllm else "", ()
+    group = head.get("group", "").strip() if vllm else ""
+    file_allowed: tuple[str, ...] = ()
     file_depends = head.get("depends_on", ())
     if not vllm:
         group, spec = bk.group_fields(head.get("group", ""), top.loc("group"))

@@ -229,7 +229,8 @@ def _family(name: str, raw: Any, where: Location, templates: Mapping[str, Templa
     if "queue" in item and "queues" in item:
         raise DeclarationError(f"family '{name}' has both 'queue' and 'queues'", where, "keep one")
     if "queue" in dict(item.get("agents", ())) and ("queue" in item or "queues" in item):
-        raise DeclarationError(f"family '{name}' names a queue in 'agents' and in '{'queue' if 'queue' in item else 'queues'}'",
+        field = "queue" if "queue" in item else "queues"
+        raise DeclarationError(f"family '{name}' names a queue in 'agents' and in '{field}'",
                                raw.loc("agents"), "keep one: the queue of a family chosen by tags goes in 'agents'")
     queues: list[tuple[int, str]] = []
     if "queue" in item:

@@ -17,7 +17,6 @@ from pipegen.errors import DeclarationError
 from pipegen.hardware.model import Family, Inventory, Job
 from pipegen.model import Declarations, Step
 
-
 # Where a wait, block, input or trigger step goes: no agent runs it.
 NO_HARDWARE = Family(name="none", vendor="cpu", queues=())
 

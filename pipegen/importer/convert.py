@@ -202,7 +202,8 @@ def _step(node: Node, group: Node | None, context: _Context) -> Any:
         out["label"] = node.fields["label"]
     if node.ident or node.key:
         out["key"] = node.ident or node.key
-    out.update({k: _renamed(k, v, context.renames) for k, v in node.fields.items() if k not in MOVED or k == "depends_on"})
+    out.update({k: _renamed(k, v, context.renames) for k, v in node.fields.items()
+                if k not in MOVED or k == "depends_on"})
     if node.kind in ("block", "input", "wait", "trigger") and "name" in node.fields:
         out["name"] = node.fields["name"]
     if context.dissolve is not None and node.ident in context.dissolve:

@@ -1,12 +1,11 @@
 """Decide every step: run, block or skip, each with its reasons. Pure.
 
 The rules, first that applies wins (vLLM's order, shared/spec/vllm-ci.md):
-docs-only skip of the whole change; wait, block and input steps (always in
-the pipeline, unless explicit keys leave them out); NOAUTO; explicit keys; hardware rules
-that override `optional`; always-run keys; steps a pull-request label adds;
-nightly; optional; the other
-hardware rules; run-all; dependency match; the configured action for a
-step without dependencies; else block.
+docs-only skip of the whole change; wait, block and input steps (always in the pipeline,
+unless explicit keys leave them out); NOAUTO; explicit keys; hardware rules that override
+`optional`; always-run keys; steps a pull-request label adds; nightly; optional; the other
+hardware rules; run-all; dependency match; the configured action for a step without
+dependencies; else block.
 """
 
 from __future__ import annotations
@@ -17,7 +16,19 @@ from dataclasses import replace
 from typing import Any
 
 from pipegen.errors import UsageError
-from pipegen.model import STRUCTURE, Action, ChangeSet, Decision, Declarations, Options, Reason, Rule, Selection, Settings, Step
+from pipegen.model import (
+    STRUCTURE,
+    Action,
+    ChangeSet,
+    Decision,
+    Declarations,
+    Options,
+    Reason,
+    Rule,
+    Selection,
+    Settings,
+    Step,
+)
 from pipegen.selection.inputs import Input, own_inputs
 from pipegen.selection.matching import StepIndex, first_match
 

@@ -3,7 +3,6 @@ every form, and the pipeline-level env, agents and notify: declared, rendered, v
 
 from __future__ import annotations
 
-import json
 import textwrap
 
 from click.testing import CliRunner
@@ -100,17 +99,17 @@ def test_run_orders_by_group_keys_and_sets_the_pipeline_env(tmp_path):
 
 def test_group_and_pipeline_mistakes_name_file_line_and_fix(tmp_path):
     cases = [
-        (dict(config=CONFIG.replace("notify:", "notfy:")), "pipegen.yaml:6", "unknown pipeline field 'notfy'"),
-        (dict(config=CONFIG.replace("agents: {queue: default-q}", "agents: 3")), "pipegen.yaml:5",
+        ({"config": CONFIG.replace("notify:", "notfy:")}, "pipegen.yaml:6", "unknown pipeline field 'notfy'"),
+        ({"config": CONFIG.replace("agents: {queue: default-q}", "agents: 3")}, "pipegen.yaml:5",
          "pipeline field 'agents'"),
-        (dict(build=BUILD.replace("key: build,", "key: build, colour: red,")), "build.yaml:2",
+        ({"build": BUILD.replace("key: build,", "key: build, colour: red,")}, "build.yaml:2",
          "unknown group field 'colour'"),
-        (dict(test=TEST.replace("[{step: compile, allow_failure: true}]", "[{stp: compile}]")), "test.yaml:3",
+        ({"test": TEST.replace("[{step: compile, allow_failure: true}]", "[{stp: compile}]")}, "test.yaml:3",
          "the steps file's depends_on"),
-        (dict(test=TEST.replace("depends_on: build\n", "depends_on: test\n")), "test.yaml",
+        ({"test": TEST.replace("depends_on: build\n", "depends_on: test\n")}, "test.yaml",
          "step 'report' depends on its own group 'test'"),
-        (dict(test=TEST.replace("key: test,", "key: unit,")), "test.yaml", "duplicate step key 'unit'"),
-        (dict(test=TEST.replace("group: Test, key: test", "group: Build, key: test2")), "test.yaml",
+        ({"test": TEST.replace("key: test,", "key: unit,")}, "test.yaml", "duplicate step key 'unit'"),
+        ({"test": TEST.replace("group: Test, key: test", "group: Build, key: test2")}, "test.yaml",
          "group 'Build' has fields of its own in two steps files"),
     ]
     for index, (parts, where, message) in enumerate(cases):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import yaml
-
 from click.testing import CliRunner
 
 from pipegen.cli import cli
