@@ -9,7 +9,7 @@ set them (`env` and `agents` merge, the step's own values winning).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pipegen.declarations.fields import Checker, require_mapping, string
@@ -190,18 +190,25 @@ def _check_group(data: LocDict, definition: Mapping[str, Any]) -> None:
     try:
         validator()({"steps": [{**data, "steps": [{"command": "true"}]}]})
     except fastjsonschema.JsonSchemaException:
-        import jsonschema
+        refuse_field("group field", data, definition, data.loc)
 
-        from pipegen.buildkite.schema import load_schema
-        from pipegen.buildkite.step_fields import expects
 
-        root = load_schema()
-        for name, value in data.items():
-            schema = {**definition[name], "definitions": root["definitions"]}
-            best = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(schema).iter_errors(value))
-            if best is not None:
-                raise DeclarationError(f"group field '{name}': {best.message}; Buildkite's schema expects "
-                                       f"{expects(definition[name])}", data.loc(name)) from None
+def refuse_field(what: str, fields: Mapping[str, Any], definition: Mapping[str, Any],
+                 loc: Callable[[str], Location]) -> None:
+    """Raise for the first field whose value the schema refuses, naming it and what the schema expects
+    (asked only once the whole item failed: jsonschema's messages are the readable ones)."""
+    import jsonschema
+
+    from pipegen.buildkite.schema import load_schema
+    from pipegen.buildkite.step_fields import expects
+
+    root = load_schema()
+    for name, value in fields.items():
+        schema = {**definition[name], "definitions": root["definitions"]}
+        best = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(schema).iter_errors(value))
+        if best is not None:
+            raise DeclarationError(f"{what} '{name}': {best.message}; Buildkite's schema expects "
+                                   f"{expects(definition[name])}", loc(name)) from None
 
 
 def _depends_on(value: Any, where: Location) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -93,17 +93,7 @@ def _check(kind: str, theirs: dict[str, Any], definition: dict[str, Any], data: 
         return
     except fastjsonschema.JsonSchemaException:
         pass
-    import jsonschema
-
-    from pipegen.buildkite.schema import load_schema
-    from pipegen.buildkite.step_fields import expects
-
-    root = load_schema()
-    for name, value in theirs.items():
-        schema = {**definition[name], "definitions": root["definitions"]}
-        best = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(schema).iter_errors(value))
-        if best is not None:
-            raise DeclarationError(f"{kind} step field '{name}': {best.message}; Buildkite's schema expects "
-                                   f"{expects(definition[name])}", data.loc(name) if hasattr(data, "loc") else where)
+    bk.refuse_field(f"{kind} step field", theirs, definition,
+                    lambda name: data.loc(name) if hasattr(data, "loc") else where)
     raise DeclarationError(f"Buildkite's schema refuses this {kind} step", where,
                            f"write it as Buildkite documents the {kind} step")
