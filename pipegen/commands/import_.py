@@ -7,12 +7,16 @@ import os
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import yaml
 
 from pipegen.errors import PipegenError, UsageError
 from pipegen.importer.pipeline import Pipeline
+
+if TYPE_CHECKING:
+    from pipegen.importer.compare import Difference
+    from pipegen.importer.convert import Imported
 
 WRITTEN = ("pipegen.yaml", "hardware.yaml", "steps")
 
@@ -110,7 +114,7 @@ def _refuse_overwrite(out_dir: str, force: bool) -> None:
                          "declarations", fix="pass --force to replace them, or --out DIR for another folder")
 
 
-def _write(out_dir: str, files: dict[str, Any], force: bool) -> None:
+def _write(out_dir: str, files: dict[str, dict[str, Any]], force: bool) -> None:
     steps = os.path.join(out_dir, "steps")
     if force and os.path.isdir(steps):
         shutil.rmtree(steps)  # a steps file left from before would load beside the new ones
@@ -124,11 +128,11 @@ def _write(out_dir: str, files: dict[str, Any], force: bool) -> None:
         raise UsageError(f"cannot write {exc.filename}: {exc.strerror}", fix="pass a writable --out DIR") from None
 
 
-def _render_back(root: str, config: str, result: Any) -> list[Any]:
+def _render_back(root: str, config: str, result: Imported) -> list[Difference]:
     """The written declarations rendered with --all, compared with the input; a failure to load or render
     is one more thing not carried over."""
     from pipegen.declarations.load import load
-    from pipegen.importer.compare import Difference, compare
+    from pipegen.importer.compare import compare
     from pipegen.importer.pipeline import read_pipeline
     from pipegen.importer.view import read_view
     from pipegen.model import ChangeSet, Options
@@ -145,5 +149,4 @@ def _render_back(root: str, config: str, result: Any) -> list[Any]:
         return []
     rendered = read_view(read_pipeline(fastyaml.load(text), "rendered"))
     expected = {ident: record for view in result.views for ident, record in view.items()}
-    differences: list[Difference] = compare(expected, rendered)
-    return differences
+    return compare(expected, rendered)

@@ -26,7 +26,7 @@ class RenderOptions(SelectArgs):
 
 def main(args: RenderOptions, out: TextIO) -> int:
     """Print the pipeline (bytes as written, where `out` has a buffer); write the annotation."""
-    from pipegen.hardware.build_context import BuildInfo
+    from pipegen.hardware.build_spec import BuildInfo
 
     environ, templates, annotation_file = args.environ, args.templates, args.annotation_file
     decl = load_declarations(args, environ)

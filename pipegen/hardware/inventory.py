@@ -43,14 +43,15 @@ PRESET_FILE = "vllm-hardware.yaml"  # in pipegen/data
 
 
 def load_inventory(decl: Declarations, build: Any = None) -> Inventory:
-    """The inventory of a repository for one build (build_context.BuildInfo; None: a build of
+    """The inventory of a repository for one build (build_spec.BuildInfo; None: a build of
     no branch), with the build's values in its strings."""
     return load_for_build(decl, build)[0]
 
 
 def load_for_build(decl: Declarations, build: Any = None) -> tuple[Inventory, Any]:
     """The inventory for one build and its build context (build_context.BuildContext)."""
-    from pipegen.hardware.build_context import BuildInfo, apply, resolve
+    from pipegen.hardware.build_context import apply, resolve
+    from pipegen.hardware.build_spec import BuildInfo
 
     inventory = _inventory(decl)
     context = resolve(inventory.build, build or BuildInfo(), decl.settings.build_values)

@@ -14,9 +14,12 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pipegen.model import Location, Step
+
+if TYPE_CHECKING:
+    from pipegen.hardware.build_spec import BuildSpec
 
 # intel: Intel GPUs (oneAPI), apple: Apple silicon (Metal), other: any accelerator a fleet names by tag.
 Vendor = Literal["nvidia", "amd", "intel", "apple", "cpu", "other"]
@@ -166,7 +169,7 @@ class Inventory:
     no_gpu: str | None = None  # family of no_gpu steps that name no hardware
     routes: tuple[Route, ...] = ()
     source: str = ""  # the file it came from, or "preset:vllm"
-    build: Any = None  # build_context.BuildSpec: how a build's facts change the jobs
+    build: BuildSpec | None = None  # how a build's facts change the jobs (build_context.py applies it)
 
     def family(self, name: str) -> Family | None:
         for family in self.families:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from pipegen.importer.view import Record
 
@@ -21,8 +20,8 @@ SHOWN = 70  # characters of a value shown in a difference
 class Difference:
     step: str
     field: str  # a field, "step" (missing or added), "depends_on", "group" or "label"
-    expected: Any
-    got: Any
+    expected: object  # a field's value as Buildkite reads it; for "step", the step's kind
+    got: object
 
 
 def compare(expected: dict[str, Record], got: dict[str, Record]) -> list[Difference]:
@@ -74,7 +73,7 @@ def summary(differences: list[Difference], limit: int = 40) -> list[str]:
     return lines[:limit] + ([f"  ... and {len(lines) - limit} more lines"] if len(lines) > limit else [])
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     if value is None:
         return "nothing"
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)

@@ -27,7 +27,7 @@ TOP_CARRIED = ("env", "agents", "notify", "secrets", "image", "priority")  # Bui
 class Imported:
     """What `pipegen import` writes (plain data by file name, relative to the output folder) and says."""
 
-    files: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # said, exit 0
     missing: list[str] = field(default_factory=list)  # could not be carried over: exit 1
     steps: int = 0
@@ -191,7 +191,8 @@ def _renamed(name: str, value: Any, renames: dict[str, str]) -> Any:
     return out if isinstance(value, list) else out[0]
 
 
-def _step(node: Node, group: Node | None, context: _Context) -> Any:
+def _step(node: Node, group: Node | None, context: _Context) -> dict[str, Any] | str | None:
+    """A step as the steps file writes it: a mapping, `wait`, or None where a dissolved wait leaves nothing."""
     if node.kind == "wait" and (not node.fields or context.dissolve is not None and node.ident not in context.dissolve):
         return None if context.dissolve is not None else "wait"
     out: dict[str, Any] = {}

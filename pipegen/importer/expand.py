@@ -9,6 +9,7 @@ import json
 import re
 import shlex
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from pipegen.importer import paths
 from pipegen.importer.families import tags
@@ -74,7 +75,7 @@ def splice_uploads(pipeline: Pipeline, read: Callable[[list[str]], Pipeline | st
     pipeline.steps = out
 
 
-def _fold_top(node: Node, top: dict) -> None:
+def _fold_top(node: Node, top: dict[str, Any]) -> None:
     """An uploaded file's own env and agents hold for its steps only: they move onto them."""
     for child in [node, *node.children]:
         if child.kind != "command":
@@ -109,7 +110,7 @@ def monorepo_diff(pipeline: Pipeline, folders: Sequence[str], missing: list[str]
     pipeline.steps = out
 
 
-def _plugin(node: Node) -> tuple[str, dict] | None:
+def _plugin(node: Node) -> tuple[str, dict[str, Any]] | None:
     plugins = node.fields.get("plugins")
     items = list(plugins.items()) if isinstance(plugins, dict) else \
         [next(iter(p.items())) for p in plugins or () if isinstance(p, dict) and p]
@@ -119,7 +120,7 @@ def _plugin(node: Node) -> tuple[str, dict] | None:
     return None
 
 
-def _watched(node: Node, name: str, options: dict, folders: Sequence[str], missing: list[str],
+def _watched(node: Node, name: str, options: dict[str, Any], folders: Sequence[str], missing: list[str],
              notes: list[str]) -> list[Node]:
     where = f"{node.where}: monorepo-diff step '{node.label or node.key}'"
     for option in options:
@@ -150,7 +151,7 @@ def _watched(node: Node, name: str, options: dict, folders: Sequence[str], missi
     return out
 
 
-def _add(steps: dict[str, Node], config: dict, entries: list[str], node: Node, options: dict,
+def _add(steps: dict[str, Node], config: dict[str, Any], entries: list[str], node: Node, options: dict[str, Any],
          missing: list[str], where: str) -> None:
     dropped = [k for k in config if k not in PLUGIN_STEP_FIELDS]
     if dropped:

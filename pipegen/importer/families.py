@@ -23,13 +23,18 @@ def slug(text: str, limit: int = 60) -> str:
     return out or "step"
 
 
-def tags(value: Any) -> dict[str, Any]:
-    """Agent tags as a mapping (Buildkite also takes a list of 'k=v')."""
+def tags(value: object) -> dict[str, Any]:
+    """Agent tags (or env) as a mapping (Buildkite also takes a list of 'k=v'; a bare 'k' is 'k=true')."""
     if isinstance(value, dict):
         return dict(value)
     if isinstance(value, list):
-        return dict(str(t).split("=", 1) if "=" in str(t) else (str(t), "true") for t in value)
+        return dict(_tag(str(t)) for t in value)
     return {}
+
+
+def _tag(item: str) -> tuple[str, str]:
+    name, equals, value = item.partition("=")
+    return (name, value) if equals else (item, "true")
 
 
 def _name(agents: dict[str, Any]) -> str:

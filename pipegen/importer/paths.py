@@ -66,7 +66,7 @@ def glob_entries(pattern: str, crossing_stars: bool) -> list[str]:
     """A whole-path glob as gitignore entries (`crossing_stars`: zzglob's `**` crosses folders inside a name)."""
     out: list[str] = []
     for alt in expand_braces(pattern):
-        variants = [[]]  # each a list of segments
+        variants: list[list[str]] = [[]]  # each a list of segments
         for segment in alt.split("/"):
             if "**" not in segment or segment == "**":
                 variants = [v + [segment] for v in variants]

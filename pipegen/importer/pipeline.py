@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipegen.declarations.yamlio import LocDict, LocList
 from pipegen.errors import DeclarationError
 from pipegen.model import Location
 
@@ -34,15 +35,15 @@ class Node:
     @property
     def key(self) -> str | None:
         for name in ("key", "identifier", "id"):
-            if isinstance(self.fields.get(name), str):
-                return self.fields[name]
+            value = self.fields.get(name)
+            if isinstance(value, str):
+                return value
         return None
 
     @property
     def label(self) -> str | None:
         names = ("label", "name", self.kind) if self.kind in ("group", "block", "input") else ("label", "name")
-        value = next((self.fields[n] for n in names if isinstance(self.fields.get(n), str)), None)
-        return value
+        return next((value for value in map(self.fields.get, names) if isinstance(value, str)), None)
 
 
 @dataclass
@@ -63,7 +64,16 @@ def plain(value: Any) -> Any:
     return value
 
 
-def read_pipeline(data: Any, file: str) -> Pipeline:
+def _loc(data: object, key: object, file: str) -> Location:
+    """Where yamlio read an item (a plain dict or list, such as the rendered pipeline's, knows no line)."""
+    if isinstance(data, LocDict):
+        return data.loc(key)
+    if isinstance(data, LocList) and isinstance(key, int):
+        return data.loc(key)
+    return Location(file)
+
+
+def read_pipeline(data: object, file: str) -> Pipeline:
     """A parsed pipeline file (yamlio's LocDict/LocList) as Nodes."""
     where = Location(file, 1, 1)
     if isinstance(data, list):
@@ -73,25 +83,26 @@ def read_pipeline(data: Any, file: str) -> Pipeline:
                                "give the pipeline.yml that 'buildkite-agent pipeline upload' reads")
     unknown = [name for name in data if name not in TOP_FIELDS]
     if unknown:
-        raise DeclarationError(f"unknown pipeline field '{unknown[0]}'", data.loc(unknown[0]),
+        raise DeclarationError(f"unknown pipeline field '{unknown[0]}'", _loc(data, unknown[0], file),
                                f"a pipeline's fields are {', '.join(TOP_FIELDS)}")
     steps = data["steps"]
     if not isinstance(steps, list):
-        raise DeclarationError("'steps' must be a list of steps", data.loc("steps"), "write '- command: ...' items")
+        raise DeclarationError("'steps' must be a list of steps", _loc(data, "steps", file),
+                               "write '- command: ...' items")
     return Pipeline(file, read_steps(steps, file), {k: plain(v) for k, v in data.items() if k != "steps"})
 
 
 def read_steps(steps: list[Any], file: str, inside_group: bool = False) -> list[Node]:
     out: list[Node] = []
     for index, raw in enumerate(steps):
-        where = steps.loc(index) if hasattr(steps, "loc") else Location(file)
+        where = _loc(steps, index, file)
         if raw is None:
             continue  # `- ` with nothing: Buildkite skips an empty item
         out.append(read_step(raw, where, file, inside_group))
     return out
 
 
-def read_step(raw: Any, where: Location, file: str, inside_group: bool = False) -> Node:
+def read_step(raw: object, where: Location, file: str, inside_group: bool = False) -> Node:
     if isinstance(raw, str):
         if raw not in STRING_STEPS:
             raise DeclarationError(f"'{raw}' is not a step", where,

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipegen.importer.families import tags
 from pipegen.importer.pipeline import Node, Pipeline
 from pipegen.model import Location
 
@@ -95,7 +96,7 @@ def _conditional_wait(node: Node) -> bool:
     return any(node.fields.get(name) for name in ("if", "depends_on", "allow_dependency_failure"))
 
 
-def depends(value: Any) -> list[tuple[str, bool]]:
+def depends(value: object) -> list[tuple[str, bool]]:
     """`depends_on` in every form Buildkite takes: a key, keys, `{step, allow_failure}` items."""
     if value is None:
         return []
@@ -120,7 +121,7 @@ def normal_fields(node: Node, top: dict[str, Any]) -> dict[str, Any]:
         out["commands"] = "\n".join(lines)
     if node.kind == "command":
         for name in ("env", "agents"):
-            merged = {k: _text(v) for k, v in {**_tags(top.get(name)), **_tags(out.get(name))}.items()}
+            merged = {k: _text(v) for k, v in {**tags(top.get(name)), **tags(out.get(name))}.items()}
             if merged:
                 out[name] = merged
     if isinstance(out.get("branches"), str):
@@ -130,7 +131,7 @@ def normal_fields(node: Node, top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _text(value: Any) -> Any:
+def _text(value: object) -> object:
     """An env or agents value as the job gets it: YAML's `true` and `4` are the strings "true" and "4"."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -145,14 +146,6 @@ def _commands(fields: dict[str, Any]) -> list[str]:
         if isinstance(value, list):
             return [str(v) for v in value]
     return []
-
-
-def _tags(value: Any) -> dict[str, Any]:
-    if isinstance(value, dict):
-        return dict(value)
-    if isinstance(value, list):
-        return dict(str(t).split("=", 1) if "=" in str(t) else (str(t), "true") for t in value)
-    return {}
 
 
 def read_view(pipeline: Pipeline) -> dict[str, Record]:

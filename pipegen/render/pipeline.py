@@ -22,7 +22,8 @@ from pipegen.render.plan import PipelinePlan, plan_pipeline
 from pipegen.render.templates import to_yaml
 
 if TYPE_CHECKING:
-    from pipegen.hardware.build_context import BuildContext, BuildInfo
+    from pipegen.hardware.build_context import BuildContext
+    from pipegen.hardware.build_spec import BuildInfo
 
 
 class Placement:
@@ -35,7 +36,7 @@ class Placement:
 
 
 def place(decl: Declarations, build: BuildInfo | None = None) -> Placement:
-    """Load the inventory for this build (build_context.BuildInfo) and place every step on it."""
+    """Load the inventory for this build (build_spec.BuildInfo) and place every step on it."""
     from pipegen.hardware.inventory import load_for_build
     from pipegen.hardware.placement import jobs
 

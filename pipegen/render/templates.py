@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pipegen.cache import cache_dir
 from pipegen.errors import UsageError
 from pipegen.render.plan import PipelinePlan
 from pipegen.render.yaml_writer import Safe, block, flow, scalar
+
+if TYPE_CHECKING:  # jinja2 is imported when a pipeline is rendered, not with this module
+    from jinja2 import BaseLoader, Environment
+    from jinja2.bccache import Bucket
 
 
 def builtin_templates() -> str:
@@ -30,12 +34,12 @@ def builtin_templates() -> str:
     return os.path.join(os.path.dirname(package), "templates")
 
 
-def environment(templates: str | None = None) -> Any:
+def environment(templates: str | None = None) -> Environment:
     """The Jinja environment: a user's folder first, then the shipped templates (also as builtin/NAME)."""
     from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader, StrictUndefined
 
     builtin = FileSystemLoader(builtin_templates())
-    loaders: list[Any] = []
+    loaders: list[BaseLoader] = []
     if templates:
         if not os.path.isdir(templates):
             raise UsageError(f"--templates {templates}: not a folder", fix="pass a folder of *.j2 templates")
@@ -49,13 +53,13 @@ def environment(templates: str | None = None) -> Any:
         class QuietCache(FileSystemBytecodeCache):
             """A cache that is only an optimisation: an unreadable or unwritable one is no error."""
 
-            def load_bytecode(self, bucket: Any) -> None:
+            def load_bytecode(self, bucket: Bucket) -> None:
                 try:
                     super().load_bytecode(bucket)
                 except (OSError, ValueError, EOFError):
                     bucket.reset()
 
-            def dump_bytecode(self, bucket: Any) -> None:
+            def dump_bytecode(self, bucket: Bucket) -> None:
                 with contextlib.suppress(OSError):
                     super().dump_bytecode(bucket)
 

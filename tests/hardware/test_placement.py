@@ -137,7 +137,8 @@ def test_vllm_queue_table(device, count):
     ("main", ":docker: Build CPU arm64 image", "arm64_cpu_queue_postmerge"),
 ])
 def test_vllm_docker_builds_go_to_cpu_of_their_arch_and_stage(branch, label, queue):
-    from pipegen.hardware.build_context import BuildInfo, apply, resolve
+    from pipegen.hardware.build_context import apply, resolve
+    from pipegen.hardware.build_spec import BuildInfo
 
     inventory = vllm_inventory()
     inventory = apply(inventory, resolve(inventory.build, BuildInfo(branch=branch)))
