@@ -8,12 +8,14 @@ import json
 import os
 import subprocess
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from click.testing import CliRunner
+from hypothesis import strategies as st
 
 from pipegen.cli import cli
 
@@ -265,3 +267,44 @@ steps:
   key: bare
   commands: [echo]
 """
+
+
+# Generated declarations for the property tests of select, why, render and audit.
+DEVICES_HARDWARE = ("default: cpu\nfamilies:\n  cpu: {vendor: cpu, queue: cpu-q, template: plain}\n"
+                    "  h100: {vendor: nvidia, arch: sm_90, template: plain, queues: {1: h100-1, 2: h100-2}}\n"
+                    "templates:\n  plain: {kind: plain}\n")  # the inventory of `declarations(devices=...)`
+
+
+@st.composite
+def declarations(draw: st.DrawFn, entries: Sequence[str], devices: Sequence[str] = (),
+                 always_run: Sequence[str] = ()) -> dict[str, str]:
+    """A repository's declarations (file -> text): 1-6 steps s0, s1, ... with source_file_dependencies drawn
+    from `entries`, some optional, some depending on earlier steps; a config with some run_all, docs_only and
+    always_run (step keys, and the globs `always_run`); `devices`: each step on one of them (DEVICES_HARDWARE's
+    families), and the inventory."""
+    keys = [f"s{i}" for i in range(draw(st.integers(1, 6)))]
+    steps = []
+    for index, key in enumerate(keys):
+        step: dict[str, Any] = {"label": key.upper(), "key": key, "commands": ["true"]}
+        if devices:
+            step["hardware"] = [draw(st.sampled_from(devices))]
+        deps = draw(st.lists(st.sampled_from(entries), max_size=3, unique=True))
+        if deps:
+            step["source_file_dependencies"] = deps
+        if draw(st.integers(0, 4)) == 0:
+            step["optional"] = True
+        needs = draw(st.lists(st.sampled_from(keys[:index]), max_size=2, unique=True)) if index else []
+        if needs:
+            step["depends_on"] = needs
+        steps.append(step)
+    config: dict[str, Any] = {"steps": [".buildkite/steps"], "no_dependencies": draw(st.sampled_from(["block", "run"]))}
+    files = {".buildkite/steps/s.yaml": yaml.safe_dump({"steps": steps})}
+    if devices:
+        config["hardware"] = ".buildkite/hardware.yaml"
+        files[".buildkite/hardware.yaml"] = DEVICES_HARDWARE
+    for field, choices in (("run_all", ["pyproject.toml", "lib/"]), ("docs_only", ["docs/", "*.md"]),
+                           ("always_run", keys + list(always_run))):
+        chosen = draw(st.lists(st.sampled_from(choices), max_size=2, unique=True))
+        if chosen:
+            config[field] = chosen
+    return {".buildkite/pipegen.yaml": yaml.safe_dump(config), **files}

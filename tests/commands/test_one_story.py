@@ -22,43 +22,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipegen.cli import cli
-from tests.helpers import commit_files, git, git_repo, write_files
+from tests.helpers import DEVICES_HARDWARE, commit_files, declarations, git, git_repo, write_files
 
 ENTRIES = ["src/", "src/a/", "lib", "tests/", "!src/a/vendored/", "src/*.py", "docs/", "docker/"]
 FILES = ["src/a/x.py", "src/a/vendored/v.py", "src/b.py", "lib/l.py", "tests/t.py", "docs/i.md", "README.md",
          "docker/Dockerfile", "pyproject.toml", "other.txt", ".buildkite/pipegen.yaml", ".buildkite/hardware.yaml",
          ".buildkite/steps/s.yaml"]
-HARDWARE = ("default: cpu\nfamilies:\n  cpu: {vendor: cpu, queue: cpu-q, template: plain}\n"
-            "  h100: {vendor: nvidia, arch: sm_90, template: plain, queues: {1: h100-1, 2: h100-2}}\n"
-            "templates:\n  plain: {kind: plain}\n")
-
-
-@st.composite
-def declarations(draw: Any) -> dict[str, str]:
-    count = draw(st.integers(1, 6))
-    keys = [f"s{i}" for i in range(count)]
-    steps = []
-    for index, key in enumerate(keys):
-        step: dict[str, Any] = {"label": key.upper(), "key": key, "commands": ["true"],
-                                "hardware": [draw(st.sampled_from(["cpu", "h100:2"]))]}
-        deps = draw(st.lists(st.sampled_from(ENTRIES), max_size=3, unique=True))
-        if deps:
-            step["source_file_dependencies"] = deps
-        if draw(st.integers(0, 4)) == 0:
-            step["optional"] = True
-        needs = draw(st.lists(st.sampled_from(keys[:index]), max_size=2, unique=True)) if index else []
-        if needs:
-            step["depends_on"] = needs
-        steps.append(step)
-    config: dict[str, Any] = {"steps": [".buildkite/steps"], "no_dependencies": draw(st.sampled_from(["block", "run"])),
-                              "hardware": ".buildkite/hardware.yaml"}
-    for field, choices in (("run_all", ["pyproject.toml", "lib/"]), ("docs_only", ["docs/", "*.md"]),
-                           ("always_run", keys)):
-        chosen = draw(st.lists(st.sampled_from(choices), max_size=2, unique=True))
-        if chosen:
-            config[field] = chosen
-    return {".buildkite/pipegen.yaml": yaml.safe_dump(config), ".buildkite/hardware.yaml": HARDWARE,
-            ".buildkite/steps/s.yaml": yaml.safe_dump({"steps": steps})}
+DEVICES = ["cpu", "h100:2"]  # DEVICES_HARDWARE's families, one GPU count fixed by the name
 
 
 def invoke(root: Path, *args: str, files: list[str] | None = None, env: dict[str, str] | None = None) -> str:
@@ -90,7 +60,7 @@ def rendered_runs(root: Path, files: list[str], unselected: str, env: dict[str, 
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(declarations(), st.lists(st.sampled_from(FILES), max_size=4, unique=True),
+@given(declarations(ENTRIES, devices=DEVICES), st.lists(st.sampled_from(FILES), max_size=4, unique=True),
        st.sampled_from(["block", "skip", "omit"]),
        st.sampled_from([{}, {"NIGHTLY": "1"}, {"NOAUTO": "1"}, {"DOCS_ONLY_DISABLE": "1"}]))
 def test_select_runs_exactly_what_render_runs(files, changes, unselected, env):
@@ -115,8 +85,8 @@ def edit(path: str, n: int) -> str:
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(declarations(), st.lists(st.lists(st.sampled_from(FILES), min_size=1, max_size=3, unique=True),
-                                min_size=1, max_size=3))
+@given(declarations(ENTRIES, devices=DEVICES),
+       st.lists(st.lists(st.sampled_from(FILES), min_size=1, max_size=3, unique=True), min_size=1, max_size=3))
 def test_audit_replays_each_commit_as_select_decides_it(files, commits):
     with tempfile.TemporaryDirectory() as folder:
         root = git_repo(Path(folder), {**files, **{f: "x = 0\n" for f in FILES if f not in files}})
@@ -128,7 +98,7 @@ def test_audit_replays_each_commit_as_select_decides_it(files, commits):
 
 STORY = {
     ".buildkite/pipegen.yaml": "steps: [.buildkite/steps]\nhardware: .buildkite/hardware.yaml\n",
-    ".buildkite/hardware.yaml": HARDWARE,
+    ".buildkite/hardware.yaml": DEVICES_HARDWARE,
     ".buildkite/steps/s.yaml": (
         "steps:\n"
         "- {label: Image, key: image-build, commands: [make], source_file_dependencies: [docker/], "
@@ -176,7 +146,7 @@ def test_a_step_pulled_in_by_depends_on_is_said_and_counted_by_every_command(tmp
 
 def test_audit_runs_everything_for_an_edit_of_the_config_or_the_inventory(tmp_path):
     root = git_repo(tmp_path / "repo", STORY)
-    commit_files(root, {".buildkite/hardware.yaml": HARDWARE + "# a queue renamed\n"}, "inventory")
+    commit_files(root, {".buildkite/hardware.yaml": DEVICES_HARDWARE + "# a queue renamed\n"}, "inventory")
     commit_files(root, {".buildkite/pipegen.yaml": STORY[".buildkite/pipegen.yaml"] + "base_branch: main\n"}, "config")
     report = json.loads(pipegen(root, "audit", "--last", "2", "--format", "json"))
     config, inventory = report["commits"]

@@ -20,37 +20,11 @@ from hypothesis import strategies as st
 
 from pipegen.cli import cli
 from pipegen.model import ACTIONS
-from tests.helpers import write_files
+from tests.helpers import declarations, write_files
 
 ENTRIES = ["src/", "src/a/", "src/a/x.py", "lib", "tests/", "!src/a/vendored/", "src/*.py", "**/*.md", "docs/"]
 FILES = ["src/a/x.py", "src/a/vendored/v.py", "src/b.py", "lib/l.py", "tests/t.py", "docs/i.md", "README.md",
          "pyproject.toml", ".buildkite/pipegen.yaml", ".buildkite/steps/s.yaml", "other.txt"]
-
-
-@st.composite
-def declarations(draw: Any) -> dict[str, str]:
-    count = draw(st.integers(1, 6))
-    keys = [f"s{i}" for i in range(count)]
-    steps = []
-    for index, key in enumerate(keys):
-        step: dict[str, Any] = {"label": key.upper(), "key": key, "commands": ["true"]}
-        deps = draw(st.lists(st.sampled_from(ENTRIES), max_size=3, unique=True))
-        if deps:
-            step["source_file_dependencies"] = deps
-        if draw(st.integers(0, 4)) == 0:
-            step["optional"] = True
-        needs = draw(st.lists(st.sampled_from(keys[:index]), max_size=2, unique=True)) if index else []
-        if needs:
-            step["depends_on"] = needs
-        steps.append(step)
-    config: dict[str, Any] = {"steps": [".buildkite/steps/s.yaml"],
-                              "no_dependencies": draw(st.sampled_from(["block", "run"]))}
-    for field, choices in (("run_all", ["pyproject.toml", "lib/"]), ("docs_only", ["docs/", "*.md"]),
-                           ("always_run", keys + ["s1*"])):
-        chosen = draw(st.lists(st.sampled_from(choices), max_size=2, unique=True))
-        if chosen:
-            config[field] = chosen
-    return {".buildkite/pipegen.yaml": yaml.safe_dump(config), ".buildkite/steps/s.yaml": yaml.safe_dump({"steps": steps})}
 
 
 def select(root: Path, files: list[str], env: dict[str, str]) -> dict[str, Any]:
@@ -65,7 +39,7 @@ def ran(data: dict[str, Any]) -> set[str]:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(declarations(), st.lists(st.sampled_from(FILES), max_size=4, unique=True),
+@given(declarations(ENTRIES, always_run=["s1*"]), st.lists(st.sampled_from(FILES), max_size=4, unique=True),
        st.sampled_from([{}, {"NIGHTLY": "1"}, {"DOCS_ONLY_DISABLE": "1"}, {"NOAUTO": "1"}]))
 def test_every_step_once_and_why_agrees_with_select(files, changes, env):
     with tempfile.TemporaryDirectory() as folder:
