@@ -255,41 +255,72 @@ def compiled(env: dict[str, str], workdir: Path) -> dict[str, str]:
     """`env` with Python's bytecode written and read under `workdir` (PYTHONPYCACHEPREFIX), as an installed
     program runs: pip compiles a package's modules when it installs it, and a program started from its folder
     (vLLM's generator) writes its own. Without this, an editable install under PYTHONDONTWRITEBYTECODE=1
-    compiles every module of pipegen on every run (about a sixth of render's instructions)."""
-    env = {name: value for name, value in env.items() if name != "PYTHONDONTWRITEBYTECODE"}
+    compiles every module of pipegen on every run (about a sixth of render's instructions). PYTHONPATH is dropped:
+    each program runs from where it is installed."""
+    env = {name: value for name, value in env.items() if name not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
     return {**env, "PYTHONPYCACHEPREFIX": str(workdir / "pycache")}
+
+
+def installed(workdir: Path) -> list[str]:
+    """This checkout built into a wheel and installed in a fresh virtual environment (its dependencies
+    borrowed from this one), as a user runs pipegen: not the editable install, whose import hook costs
+    every run about 30 ms. The command that starts it."""
+    import sysconfig
+
+    source, dist, venv = workdir / "source", workdir / "dist", workdir / "venv"
+    tracked = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout  # what the next commit would hold
+    for name in filter(None, tracked.split("\0")):
+        if name.startswith(("pipegen/", "templates/")) or "/" not in name:
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(source)],
+                   check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    borrowed = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
+    Path(site, "borrowed-deps.pth").write_text("\n".join(sorted(borrowed)) + "\n")
+    (wheel,) = dist.glob("*.whl")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
+                    "--no-index", str(wheel)], check=True, capture_output=True)
+    return [str(python), "-m", "pipegen"]
 
 
 def bench_render(workdir: Path, runs: int) -> None:
     """`pipegen render` on vLLM's configuration with 1,000 changed files, validation included (target: 0.3 s),
-    beside vLLM's generator when it is given (target: 1/4 of its time)."""
-    paths = [p for p in (FIXTURE / "tracked-files.txt").read_text().splitlines() if not p.startswith(".buildkite/")]
+    beside vLLM's generator when it is given (target: 1/4 of its time): both in the same repository, on the
+    same change, each computing the diff itself, both as installed programs (bytecode compiled)."""
+    repo = vllm_repo(workdir)
     files = workdir / "changed.txt"
-    files.write_text("\n".join(paths[:: max(1, len(paths) // 1000)][:1000]) + "\n")
-    pin = pinned()
-    render = [*pin, *PIPEGEN, "render", "--files-from", str(files)]
+    files.write_text(subprocess.run(["git", "diff", "--name-only", "main...HEAD"], cwd=repo, capture_output=True,
+                                    text=True, check=True).stdout)
+    pin, pipegen = pinned(), installed(workdir / "installed")
+    render = [*pin, *pipegen, "render", "--base", "main"]
+    listed = [*pin, *pipegen, "render", "--files-from", str(files)]
     warm = compiled({**GIT_ENV, "PIPEGEN_CACHE_DIR": str(workdir / "cache")}, workdir)
-    # fills the cache
-    done = subprocess.run(render, cwd=FIXTURE, env=warm, stdout=subprocess.PIPE, text=True, check=True)
+    done = subprocess.run(render, cwd=repo, env=warm, stdout=subprocess.PIPE, text=True, check=True)  # fills the cache
     size = f"{len(done.stdout.splitlines()):,} lines"
-    print(f"render on vLLM's configuration, 1,000 changed files{' (taskset -c 0,1)' if pin else ''} "
+    print(f"render on vLLM's configuration, 1,000 changed files, installed{' (taskset -c 0,1)' if pin else ''} "
           f"(target: 0.3 s median; vLLM's generator: ~0.8 s)")
-    row("floor: python -c pass", median_seconds([*pin, sys.executable, "-c", "pass"], FIXTURE, runs, warm))
+    row("floor: python -c pass", median_seconds([*pin, pipegen[0], "-c", "pass"], repo, runs, warm))
     row("floor: python -c 'import yaml, jinja2, click'",
-        median_seconds([*pin, sys.executable, "-c", "import yaml, jinja2, click"], FIXTURE, runs, warm))
-    row("pipegen select --files-from (same change)",
-        median_seconds([*pin, *PIPEGEN, "select", "--files-from", str(files)], FIXTURE, runs, warm))
-    rendered = [timed(render, FIXTURE, warm) for _ in range(runs)]
+        median_seconds([*pin, pipegen[0], "-c", "import yaml, jinja2, click"], repo, runs, warm))
+    row("pipegen select --base main (same change)",
+        median_seconds([*pin, *pipegen, "select", "--base", "main"], repo, runs, warm))
+    row("pipegen render --files-from (the same paths listed)", median_seconds(listed, repo, runs, warm))
+    rendered = [timed(render, repo, warm) for _ in range(runs)]
     cpu_ms = statistics.median(c for _, c in rendered) * 1000
-    row(f"pipegen render --files-from ({size}, validated; CPU {cpu_ms:.0f} ms)",
+    row(f"pipegen render --base main ({size}, validated; CPU {cpu_ms:.0f} ms)",
         statistics.median(s for s, _ in rendered), 0.3)
-    cold = {**warm, "PIPEGEN_CACHE_DIR": ""}  # no cache: compiles the schema and the templates every run
-    row("pipegen render, no cache (first run on a fresh agent)",
-        median_seconds(render, FIXTURE, max(3, runs // 4), cold))
-    bench_generator(workdir, runs, pin, lambda: timed(render, FIXTURE, warm))
+    cold = {**warm, "PIPEGEN_CACHE_DIR": ""}  # no cache: parses, compiles the schema and the templates every run
+    row("pipegen render, no cache (first run on a fresh agent)", median_seconds(render, repo, max(3, runs // 4), cold))
+    bench_generator(workdir, repo, runs, pin, lambda: timed(render, repo, warm))
 
 
-def bench_generator(workdir: Path, runs: int, pin: list[str], render: Callable[[], tuple[float, float]]) -> None:
+def bench_generator(workdir: Path, repo: Path, runs: int, pin: list[str],
+                    render: Callable[[], tuple[float, float]]) -> None:
     """vLLM's own generator on the same change, in the same run, each of its runs followed by one of `render`
     (so that a change in the machine's load falls on both; target: pipegen render <= 1/4 of it).
 
@@ -301,7 +332,6 @@ def bench_generator(workdir: Path, runs: int, pin: list[str], render: Callable[[
     if not generator or not python:
         print("  (vLLM's generator: skipped; set PIPEGEN_BENCH_GENERATOR and PIPEGEN_BENCH_GENERATOR_PYTHON)")
         return
-    repo = vllm_repo(workdir / "generator")
     stubs = workdir / "stubs"
     stubs.mkdir()
     for name in ("aws", "docker", "buildkite-agent"):

@@ -88,6 +88,7 @@ def test_render_from_a_file_list_imports_no_validator_library(small_repo: Path, 
         assert "pipegen.buildkite.schema" in modules  # it did validate
         assert [m for m in modules if m.split(".")[0] in RENDER_UNUSED] == [], run
         assert list(cache.glob("buildkite-schema-*.marshal")), run
+    assert "yaml" not in modules  # the declarations' parse came from the cache too (yamlio.load_file)
 
 
 IMPORT = """\

@@ -9,191 +9,34 @@ key and item was written, so later errors can name the line.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
+import pickle
 from typing import Any
 
-import yaml
-
+from pipegen.cache import cache_dir
+from pipegen.declarations.located import LocDict, LocList, Mark, where
 from pipegen.errors import DeclarationError
 from pipegen.model import Location
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+__all__ = ["LocDict", "LocList", "Mark", "load_file", "load_text", "where"]
 
-
-class LocDict(dict[Any, Any]):
-    """A dict that knows where itself and each key were written."""
-
-    __slots__ = ("file", "mark", "key_marks")
-    file: str
-    mark: Any  # yaml's Mark
-    key_marks: dict[Any, Any]
-
-    def loc(self, key: Any = None) -> Location:
-        return _where(self.file, self.key_marks.get(key, self.mark) if key is not None else self.mark)
-
-    @property
-    def line(self) -> int:
-        return int(self.mark.line) + 1
-
-
-class LocList(list[Any]):
-    """A list that knows where itself and each item were written."""
-
-    __slots__ = ("file", "mark", "item_marks")
-    file: str
-    mark: Any  # yaml's Mark
-    item_marks: list[Any]
-
-    def loc(self, index: int | None = None) -> Location:
-        marks = self.item_marks
-        return _where(self.file, marks[index] if index is not None and index < len(marks) else self.mark)
-
-
-def _where(file: str, mark: Any) -> Location:
-    return Location(file, mark.line + 1, mark.column + 1)
-
-
-# Bounds that refuse hostile YAML in milliseconds instead of failing after minutes: a "billion laughs"
-# alias bomb (each alias repeats an anchored collection) and nesting deep enough for a RecursionError.
-MAX_DEPTH = 100  # collections inside collections; real CI files nest about 10 deep
-MAX_ALIAS_NODES = 100_000  # nodes that aliases repeat, counted as expanded
-
-
-_TAGS: dict[tuple[Any, Any, Any], str] = {}  # (node kind, scalar text, implicit) -> tag: see _LocLoader.resolve
-
-
-class _LocLoader(_Loader):  # type: ignore[misc]
-    file = "<yaml>"
-    _depth = 0
-    _repeated = 0
-    _duplicates: list[str] | None = None  # given: a duplicate key is recorded here, the last one kept
-
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        """PyYAML's tag for a node, remembered: without path resolvers it depends on these three alone,
-        and the parser asks for every scalar (a steps file repeats its keys and values on every step)."""
-        if self.yaml_path_resolvers:
-            return super().resolve(kind, value, implicit)
-        key = (kind, value, implicit)
-        tag = _TAGS.get(key)
-        if tag is None:
-            tag = _TAGS[key] = super().resolve(kind, value, implicit)
-        return tag
-
-    def _construct(self, node: Any) -> Any:
-        """construct_object for a child node; a scalar of a known tag straight from its constructor
-        (what construct_object would call, without its bookkeeping for collections and aliases)."""
-        constructor = self.yaml_constructors.get(node.tag) if type(node) is yaml.ScalarNode else None
-        return constructor(self, node) if constructor is not None else self.construct_object(node, deep=True)
-
-    def _too_deep(self, node: Any) -> None:
-        raise DeclarationError(f"YAML nested deeper than {MAX_DEPTH} levels", _where(self.file, node.start_mark),
-                               fix="flatten the structure (no CI declaration needs this depth)")
-
-    def _count(self, node: Any, children: list[Any]) -> None:
-        """Record the expanded size of `node`; a child seen before is an alias: its size counts again.
-        Only a text with an anchor ('&') can hold aliases: the others skip the counting."""
-        sizes, seen = self._sizes, self._seen
-        size = 1
-        for child in children:
-            grown = sizes.get(child, 1)
-            size += grown
-            if child in seen:
-                self._repeated += grown
-                if self._repeated > MAX_ALIAS_NODES:
-                    raise DeclarationError(f"YAML aliases expand to more than {MAX_ALIAS_NODES} nodes",
-                                           _where(self.file, child.start_mark),
-                                           fix="write the values out, or use fewer nested aliases (*name)")
-            seen.add(child)
-        sizes[node] = size
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> LocDict:
-        self._depth += 1
-        if self._depth > MAX_DEPTH:
-            self._too_deep(node)
-        explicit = sum(1 for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge")
-        self.flatten_mapping(node)
-        # flatten_mapping puts `<<: *anchor` keys first; explicit keys may override them.
-        merged = len(node.value) - explicit
-        out = LocDict()
-        out.file, out.mark, out.key_marks = self.file, node.start_mark, {}
-        marks = out.key_marks
-        for index, (key_node, value_node) in enumerate(node.value):
-            key = self._construct(key_node)
-            try:
-                seen = key in marks
-            except TypeError:
-                raise DeclarationError("a mapping key must be a plain value",
-                                       _where(self.file, key_node.start_mark)) from None
-            if seen and index >= merged and marks[key] is not None:
-                first = marks[key].line + 1
-                if self._duplicates is not None:  # read as Buildkite reads it (go-pipeline keeps the last)
-                    self._duplicates.append(f"{_where(self.file, key_node.start_mark)}: key {key!r} is written "
-                                            f"twice (first on line {first}): the last one counts, as in Buildkite")
-                    del out[key]
-                    out[key] = self.construct_object(value_node, deep=True)
-                    continue
-                raise DeclarationError(
-                    f"duplicate key {key!r} (first written on line {first}; YAML keeps only the last)",
-                    _where(self.file, key_node.start_mark),
-                    fix=f"merge the two {key!r} entries into one",
-                )
-            out[key] = self._construct(value_node)
-            marks[key] = key_node.start_mark if index >= merged else None
-        for key, mark in marks.items():
-            if mark is None:
-                marks[key] = node.start_mark
-        self._depth -= 1
-        if self._anchors:
-            self._count(node, [n for pair in node.value for n in pair])
-        return out
-
-    def construct_sequence(self, node: Any, deep: bool = False) -> LocList:
-        self._depth += 1
-        if self._depth > MAX_DEPTH:
-            self._too_deep(node)
-        out = LocList([self._construct(child) for child in node.value])
-        out.file, out.mark, out.item_marks = self.file, node.start_mark, [c.start_mark for c in node.value]
-        self._depth -= 1
-        if self._anchors:
-            self._count(node, node.value)
-        return out
-
-
-_LocLoader.add_constructor("tag:yaml.org,2002:map", _LocLoader.construct_mapping)
-_LocLoader.add_constructor("tag:yaml.org,2002:seq", _LocLoader.construct_sequence)
+# What a cached parse holds; a change to LocDict, LocList or Mark, or to what yaml_parse builds, bumps it.
+_CACHE_FORMAT = 1
 
 
 def load_text(text: str, file: str, duplicates: list[str] | None = None) -> Any:
     """Parse YAML text; syntax errors become a DeclarationError naming the line. `duplicates`: a key
     written twice in a mapping is said there (the last kept) instead of being an error."""
-    loader = _LocLoader(text)
-    loader.file = file
-    loader._duplicates = duplicates
-    loader._sizes, loader._seen, loader._anchors = {}, set(), "&" in text
-    try:
-        return loader.get_single_data()
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = _where(file, mark) if mark else Location(file)
-        problem = exc.problem or exc.context or "invalid YAML"
-        if exc.context and exc.context_mark and exc.problem_mark and exc.context_mark.line != exc.problem_mark.line:
-            start = exc.context_mark
-            problem += f" ({exc.context} started at line {start.line + 1}, column {start.column + 1})"
-        if "recursive node" in problem:  # PyYAML's words for `a: &x [*x]`
-            raise DeclarationError("a YAML alias (*name) refers to a mapping or list that contains it", where,
-                                   fix="write the values out instead of the alias") from None
-        raise DeclarationError(f"YAML syntax error: {problem}", where,
-                               fix="correct the YAML syntax at that position") from None
-    except yaml.YAMLError as exc:
-        raise DeclarationError(f"YAML error: {exc}", Location(file)) from None
-    except RecursionError:  # nesting through tags that bypass the depth bound (!!omap, !!pairs)
-        raise DeclarationError(f"YAML nested deeper than {MAX_DEPTH} levels", Location(file),
-                               fix="flatten the structure (no CI declaration needs this depth)") from None
-    finally:
-        loader.dispose()
+    from pipegen.declarations.yaml_parse import parse
+
+    return parse(text, file, duplicates)
 
 
 def load_file(path: str, display: str | None = None, duplicates: list[str] | None = None) -> Any:
-    """Read and parse one YAML file; `display` is the name used in messages."""
+    """Read and parse one YAML file; `display` is the name used in messages. The parse is cached per
+    file (pipegen.cache), keyed by its text: a declaration file changes far less often than it is read."""
     name = display or path
     try:
         with open(path, encoding="utf-8") as handle:
@@ -202,4 +45,50 @@ def load_file(path: str, display: str | None = None, duplicates: list[str] | Non
         raise DeclarationError("file not found", Location(name), fix="check the path or create the file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise DeclarationError(f"cannot read the file: {exc}", Location(name)) from None
-    return load_text(text, name, duplicates)
+    folder = cache_dir() if duplicates is None else None
+    if not folder:
+        return load_text(text, name, duplicates)
+    slot, key = _cache_slot(folder, path, name), _cache_key(text, name)
+    cached = _read_cached(slot, key)
+    if cached is not None:
+        return cached
+    data = load_text(text, name)
+    _write_cached(slot, key, data)
+    return data
+
+
+def _cache_slot(folder: str, path: str, name: str) -> str:
+    """One cache file per file read (and name shown), replaced when its text changes: the cache stays
+    as large as the declarations."""
+    digest = hashlib.sha1(f"{os.path.realpath(path)}\0{name}".encode(), usedforsecurity=False).hexdigest()
+    return os.path.join(folder, "yaml", digest + ".pickle")
+
+
+def _cache_key(text: str, name: str) -> str:
+    from pipegen import __version__
+
+    payload = f"{__version__}\0{_CACHE_FORMAT}\0{name}\0{text}".encode("utf-8", "surrogateescape")
+    return hashlib.sha1(payload, usedforsecurity=False).hexdigest()
+
+
+def _read_cached(slot: str, key: str) -> Any:
+    """The parse stored under `key`, or None: a missing, stale or unreadable entry is a miss, never an error."""
+    try:
+        with open(slot, "rb") as handle:
+            stored_key, data = pickle.load(handle)
+    except Exception:  # any failure to read it back (truncated, another version's classes) is only a slower run
+        return None
+    return data if stored_key == key else None
+
+
+def _write_cached(slot: str, key: str, data: Any) -> None:
+    """Store atomically (a concurrent reader sees the old entry or the new one); a failure is ignored."""
+    temporary = f"{slot}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(slot), exist_ok=True)
+        with open(temporary, "wb") as handle:
+            pickle.dump((key, data), handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary, slot)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.remove(temporary)

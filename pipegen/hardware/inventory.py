@@ -91,11 +91,11 @@ def vllm_inventory() -> Inventory:
 
 
 def _preset_data() -> Any:
-    from pipegen.declarations.yamlio import load_text
+    from pipegen.declarations.yamlio import load_file
 
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", PRESET_FILE)
-    with open(path, encoding="utf-8") as handle:  # beside this file, like render.builtin_templates()
-        return load_text(handle.read(), PRESET_FILE)
+    # beside this file, like render.builtin_templates()
+    return load_file(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", PRESET_FILE),
+                     PRESET_FILE)
 
 
 def _extended_preset(path: str) -> Inventory:

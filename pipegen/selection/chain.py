@@ -18,7 +18,6 @@ from pipegen.errors import EXIT_FINDINGS, PipegenError, UsageError
 from pipegen.model import ChangeSet, Declarations, LabelRule, Options, Selection, Settings
 
 if TYPE_CHECKING:
-    from pipegen.selection.file_list import Listed
     from pipegen.selection.inputs import Input
 
 
@@ -178,18 +177,23 @@ def _listed_changes(args: SelectArgs, decl: Declarations, environ: Mapping[str, 
 
     source = args.files_from or "-"
     listed = read_list(_read_source(source, "--files-from"), source)
-    files = tuple(repository_paths([item.path for item in listed], args.root))
+    each = repository_paths([item.path for item in listed], args.root, unique=False)
+    files = tuple(dict.fromkeys(each))
     if not files:
         warnings: tuple[str, ...] = (f"no changed files given ({source} is empty): nothing is selected by a change",)
     else:
-        warnings = _unknown_paths(files, listed, args, decl, environ)
+        given: dict[str, str] = {}
+        for path, item in zip(each, listed, strict=True):
+            given.setdefault(path, item.given)
+        warnings = _unknown_paths(files, given, args, decl, environ)
     return ChangeSet(files, reason=f"file list from {source}", warnings=warnings)
 
 
-def _unknown_paths(files: Sequence[str], listed: Sequence[Listed], args: SelectArgs, decl: Declarations,
+def _unknown_paths(files: Sequence[str], given: Mapping[str, str], args: SelectArgs, decl: Declarations,
                    environ: Mapping[str, str]) -> tuple[str, ...]:
     """The warning for listed paths that name no file here, in HEAD or the base, and that no step's entry
-    matches (cheapest test first: git runs only when a path is neither on disk nor matched)."""
+    matches (cheapest test first: git runs only when a path is neither on disk nor matched). `given`: each
+    path as the list wrote it."""
     from pipegen.git import known_paths
     from pipegen.selection.file_list import unknown
 
@@ -199,9 +203,6 @@ def _unknown_paths(files: Sequence[str], listed: Sequence[Listed], args: SelectA
         missing = unknown(missing, known_paths(root, decl.settings.base_branch, environ), ())
     if not missing:
         return ()
-    given: dict[str, str] = {}
-    for item in listed:
-        given.setdefault(repository_paths([item.path], args.root)[0], item.given)
     shown = ", ".join(repr(given.get(p, p)) for p in missing[:5]) + (f" and {len(missing) - 5} more"
                                                                      if len(missing) > 5 else "")
     return (f"--files-from {args.files_from}: {shown} names no tracked file, no file of HEAD or the base "
@@ -209,14 +210,15 @@ def _unknown_paths(files: Sequence[str], listed: Sequence[Listed], args: SelectA
             "(a typo, or a path of another checkout?)",)
 
 
-def repository_paths(paths: Sequence[str], root: str, option: str = "--files-from") -> list[str]:
-    """Paths as a user gives them, repository-relative (selection/paths.py); a UsageError for one outside."""
+def repository_paths(paths: Sequence[str], root: str, option: str = "--files-from", unique: bool = True) -> list[str]:
+    """Paths as a user gives them, repository-relative (selection/paths.py); a UsageError for one outside.
+    `unique`: each once; else one per path given, in order."""
     from pipegen.selection.paths import repo_relative
 
     # Only the folder is resolved: a symlink inside the repository is a changed file of its own.
     listed = [os.path.join(os.path.realpath(os.path.dirname(p)), os.path.basename(p)) if os.path.isabs(p) else p
               for p in paths]
-    return repo_relative(listed, os.path.realpath(root), option)
+    return repo_relative(listed, os.path.realpath(root), option, unique)
 
 
 def read_file_list(source: str, option: str = "--files-from") -> list[str]:

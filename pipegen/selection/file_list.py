@@ -15,12 +15,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from pipegen.errors import UsageError
 from pipegen.model import Step
-from pipegen.selection.matching import entry_matches, is_glob, split
+from pipegen.selection.matching import StepIndex
 
 # git's quote.c: the escapes unquote_c_style accepts besides octal `\ooo`.
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
@@ -98,19 +98,6 @@ def unknown(paths: Iterable[str], known: Collection[str], steps: Sequence[Step])
     """The paths that name no known file (tracked, on disk, in HEAD or the base) and that no step's
     include entry matches: a change to them selects nothing, so a typo or another checkout's path
     would otherwise vanish without a word."""
-    plain, other = set(), []
-    for step in steps:
-        for entry in split(step.dependencies)[0]:
-            if step.dependency_kind == "entry" and not is_glob(entry):
-                plain.add(entry.rstrip("/"))
-            else:
-                other.append((entry, step.dependency_kind))
-    return [path for path in paths if path not in known
-            and not any(prefix in plain for prefix in _prefixes(path))
-            and not any(entry_matches(entry, path, kind) for entry, kind in other)]
-
-
-def _prefixes(path: str) -> Iterator[str]:
-    parts = path.split("/")
-    for end in range(1, len(parts) + 1):
-        yield "/".join(parts[:end])
+    candidates = [path for path in paths if path not in known]
+    touched = StepIndex(steps).touched(candidates) if steps and candidates else set()
+    return [path for path in candidates if path not in touched]

@@ -127,6 +127,10 @@ class StepIndex:
             hits[slot] = [i for i, path in enumerate(files) if regex.match(path)]
         return hits
 
+    def touched(self, files: Sequence[str]) -> set[str]:
+        """The files that some step's include entry matches (exclusions aside)."""
+        return {files[index] for hits in self._hits(files) for index in hits}
+
     def matches(self, files: Sequence[str]) -> list[tuple[str, str] | None]:
         """Per step (in order): the first (file, entry) that selects it, or None."""
         hits = self._hits(files)

@@ -1,0 +1,160 @@
+"""PyYAML behind yamlio: the loader that records where each value was written, refuses duplicate keys,
+and bounds hostile input. Imported only when a file is not in the parse cache (yamlio.load_file)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from pipegen.declarations.located import LocDict, LocList, Mark, where
+from pipegen.errors import DeclarationError
+from pipegen.model import Location
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+# Bounds that refuse hostile YAML in milliseconds instead of failing after minutes: a "billion laughs"
+# alias bomb (each alias repeats an anchored collection) and nesting deep enough for a RecursionError.
+MAX_DEPTH = 100  # collections inside collections; real CI files nest about 10 deep
+MAX_ALIAS_NODES = 100_000  # nodes that aliases repeat, counted as expanded
+
+
+_TAGS: dict[tuple[Any, Any, Any], str] = {}  # (node kind, scalar text, implicit) -> tag: see _LocLoader.resolve
+
+
+class _LocLoader(_Loader):  # type: ignore[misc]
+    file = "<yaml>"
+    _depth = 0
+    _repeated = 0
+    _duplicates: list[str] | None = None  # given: a duplicate key is recorded here, the last one kept
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        """PyYAML's tag for a node, remembered: without path resolvers it depends on these three alone,
+        and the parser asks for every scalar (a steps file repeats its keys and values on every step)."""
+        if self.yaml_path_resolvers:
+            return super().resolve(kind, value, implicit)
+        key = (kind, value, implicit)
+        tag = _TAGS.get(key)
+        if tag is None:
+            tag = _TAGS[key] = super().resolve(kind, value, implicit)
+        return tag
+
+    def _construct(self, node: Any) -> Any:
+        """construct_object for a child node; a scalar of a known tag straight from its constructor
+        (what construct_object would call, without its bookkeeping for collections and aliases)."""
+        constructor = self.yaml_constructors.get(node.tag) if type(node) is yaml.ScalarNode else None
+        return constructor(self, node) if constructor is not None else self.construct_object(node, deep=True)
+
+    def _too_deep(self, node: Any) -> None:
+        raise DeclarationError(f"YAML nested deeper than {MAX_DEPTH} levels", where(self.file, node.start_mark),
+                               fix="flatten the structure (no CI declaration needs this depth)")
+
+    def _count(self, node: Any, children: list[Any]) -> None:
+        """Record the expanded size of `node`; a child seen before is an alias: its size counts again.
+        Only a text with an anchor ('&') can hold aliases: the others skip the counting."""
+        sizes, seen = self._sizes, self._seen
+        size = 1
+        for child in children:
+            grown = sizes.get(child, 1)
+            size += grown
+            if child in seen:
+                self._repeated += grown
+                if self._repeated > MAX_ALIAS_NODES:
+                    raise DeclarationError(f"YAML aliases expand to more than {MAX_ALIAS_NODES} nodes",
+                                           where(self.file, child.start_mark),
+                                           fix="write the values out, or use fewer nested aliases (*name)")
+            seen.add(child)
+        sizes[node] = size
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> LocDict:
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            self._too_deep(node)
+        explicit = sum(1 for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge")
+        self.flatten_mapping(node)
+        # flatten_mapping puts `<<: *anchor` keys first; explicit keys may override them.
+        merged = len(node.value) - explicit
+        out = LocDict()
+        out.file, out.mark = self.file, _mark(node.start_mark)
+        marks: dict[Any, Mark | None] = {}  # None: a key merged in (`<<:`), shown at the mapping's mark
+        for index, (key_node, value_node) in enumerate(node.value):
+            key = self._construct(key_node)
+            try:
+                seen = key in marks
+            except TypeError:
+                raise DeclarationError("a mapping key must be a plain value",
+                                       where(self.file, key_node.start_mark)) from None
+            earlier = marks[key] if seen else None
+            if earlier is not None and index >= merged:
+                first = earlier.line + 1
+                if self._duplicates is not None:  # read as Buildkite reads it (go-pipeline keeps the last)
+                    self._duplicates.append(f"{where(self.file, key_node.start_mark)}: key {key!r} is written "
+                                            f"twice (first on line {first}): the last one counts, as in Buildkite")
+                    del out[key]
+                    out[key] = self.construct_object(value_node, deep=True)
+                    continue
+                raise DeclarationError(
+                    f"duplicate key {key!r} (first written on line {first}; YAML keeps only the last)",
+                    where(self.file, key_node.start_mark),
+                    fix=f"merge the two {key!r} entries into one",
+                )
+            out[key] = self._construct(value_node)
+            marks[key] = _mark(key_node.start_mark) if index >= merged else None
+        out.key_marks = {key: mark or out.mark for key, mark in marks.items()}
+        self._depth -= 1
+        if self._anchors:
+            self._count(node, [n for pair in node.value for n in pair])
+        return out
+
+    def construct_sequence(self, node: Any, deep: bool = False) -> LocList:
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            self._too_deep(node)
+        out = LocList([self._construct(child) for child in node.value])
+        out.file, out.mark = self.file, _mark(node.start_mark)
+        out.item_marks = [_mark(c.start_mark) for c in node.value]
+        self._depth -= 1
+        if self._anchors:
+            self._count(node, node.value)
+        return out
+
+
+def _mark(mark: Any) -> Mark:
+    return Mark(mark.line, mark.column)
+
+
+_LocLoader.add_constructor("tag:yaml.org,2002:map", _LocLoader.construct_mapping)
+_LocLoader.add_constructor("tag:yaml.org,2002:seq", _LocLoader.construct_sequence)
+
+
+def parse(text: str, file: str, duplicates: list[str] | None = None) -> Any:
+    """Parse YAML text; syntax errors become a DeclarationError naming the line. `duplicates`: a key
+    written twice in a mapping is said there (the last kept) instead of being an error."""
+    loader = _LocLoader(text)
+    loader.file = file
+    loader._duplicates = duplicates
+    loader._sizes, loader._seen, loader._anchors = {}, set(), "&" in text
+    try:
+        return loader.get_single_data()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        at = where(file, mark) if mark else Location(file)
+        problem = exc.problem or exc.context or "invalid YAML"
+        if exc.context and exc.context_mark and exc.problem_mark and exc.context_mark.line != exc.problem_mark.line:
+            start = exc.context_mark
+            problem += f" ({exc.context} started at line {start.line + 1}, column {start.column + 1})"
+        if "recursive node" in problem:  # PyYAML's words for `a: &x [*x]`
+            raise DeclarationError("a YAML alias (*name) refers to a mapping or list that contains it", at,
+                                   fix="write the values out instead of the alias") from None
+        raise DeclarationError(f"YAML syntax error: {problem}", at,
+                               fix="correct the YAML syntax at that position") from None
+    except yaml.YAMLError as exc:
+        raise DeclarationError(f"YAML error: {exc}", Location(file)) from None
+    except RecursionError:  # nesting through tags that bypass the depth bound (!!omap, !!pairs)
+        raise DeclarationError(f"YAML nested deeper than {MAX_DEPTH} levels", Location(file),
+                               fix="flatten the structure (no CI declaration needs this depth)") from None
+    finally:
+        loader.dispose()
+
+
