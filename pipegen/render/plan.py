@@ -17,6 +17,7 @@ from pipegen.errors import OutputError, UsageError
 from pipegen.hardware.build_context import BuildContext
 from pipegen.hardware.model import Job
 from pipegen.model import Declarations, Selection, Step
+from pipegen.render.barriers import hold_own_steps_only
 from pipegen.render.command_step import command_item, escaped, skip_text
 from pipegen.render.gate import GATE_JOBS, add_gate
 from pipegen.render.order import page_order
@@ -78,6 +79,7 @@ def plan_pipeline(decl: Declarations, selection: Selection, placed: Sequence[Job
     entries, rows = _group(decl, selection, placed, shown, folded, limit, build)
     if gate:
         add_gate(entries, gate, build.priority if build is not None else None)
+    hold_own_steps_only(entries)  # a block step for an unselected step holds back no other step
     renamed = [(row.step.key, row.key) for row in rows if row.key != row.step.key]
     result = PipelinePlan(entries=entries, rows=rows, selection=selection, unselected=mode, jobs=count, limit=limit,
                           folded=folded, renamed=renamed)

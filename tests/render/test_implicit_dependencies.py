@@ -1,0 +1,226 @@
+"""A step that runs never waits for the block step of a step that does not.
+
+Buildkite gives every step without `depends_on` an implicit dependency on the last wait or block step
+before it in its list (the pipeline's, or its group's), and a group placed after one waits for it too
+(buildkite_order.py models this from Buildkite's documentation). pipegen's block step for an unselected
+step must gate that step alone: the steps after it keep exactly the waits they were declared with.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.helpers import FIXTURE, assert_valid, needs_fixture, render
+from tests.render.buildkite_order import Graph
+
+
+def graph(text: str) -> Graph:
+    return Graph(yaml.safe_load(textwrap.dedent(text)))
+
+
+# --------------------------------------------------------------------------- the model, on the documentation's examples
+
+
+def test_the_model_reads_the_documentations_examples():
+    # depends_on.md: the steps after a wait wait for it, and it for every step before it
+    g = graph("""
+        steps:
+          - {command: one.sh, key: one}
+          - {command: two.sh, key: two}
+          - {wait: ~, key: w}
+          - {command: three.sh, key: three}
+        """)
+    assert g.waits_for("three") == {"w", "one", "two"} and g.waits_for("two") == set()
+    # depends_on.md: an explicit empty dependency (~ or []) runs at once, regardless of the wait
+    for empty in ("~", "[]"):
+        g = graph(f"steps: [{{command: tests.sh, key: t}}, {{wait: ~}}, {{command: lint.sh, key: l, depends_on: {empty}}}]")
+        assert g.waits_for("l") == set()
+    # block_step.md: explicit dependencies take precedence over the implicit ones
+    g = graph("""
+        steps:
+          - {command: build.sh, key: built}
+          - {block: Release, key: blocked-deploy, depends_on: [built]}
+          - {command: other.sh, key: other}
+          - {command: release.sh, key: release, depends_on: [built, blocked-deploy]}
+          - {command: lint.sh, key: lint, depends_on: [built]}
+        """)
+    assert g.waits_for("release") == {"built", "blocked-deploy"} and g.waits_for("lint") == {"built"}
+    assert g.waits_for("other") == {"blocked-deploy", "built"}  # a block with its own depends_on still holds back
+    # group_step.md: a wait in a group holds back that group's steps only; a group's depends_on holds for each
+    g = graph("""
+        steps:
+          - {command: t.sh, key: tests}
+          - group: Group01
+            depends_on: tests
+            steps: [{command: a.sh, key: a}, wait, {command: b.sh, key: b}]
+          - group: Group02
+            depends_on: tests
+            key: toast
+            steps: [{command: c.sh, key: c}, wait, {command: d.sh, key: d}]
+          - {command: yay.sh, key: yay, depends_on: toast}
+        """)
+    assert "a" not in g.waits_for("d") and {"a", "tests"} <= g.waits_for("b")
+    assert {"c", "d", "tests"} <= g.waits_for("yay") and "a" not in g.waits_for("yay")
+    # input_step.md: an input step holds back nothing, and nothing holds it back
+    g = graph("steps: [{command: a, key: a}, {input: Notes, key: n}, {command: b, key: b}]")
+    assert g.waits_for("b") == set() and g.waits_for("n") == set()
+
+
+def gates(g: Graph, user_blocks: set[str] = frozenset()) -> set[str]:
+    """pipegen's block steps: every block the user did not declare."""
+    return {n for n, k in g.kinds.items() if k == "block" and n not in user_blocks}
+
+
+def running(g: Graph, gate_keys: set[str]) -> list[str]:
+    """The command steps that run: neither skipped nor behind their own block step."""
+    return [n for n in g.commands() if "skip" not in g.steps[n]
+            and not set(_own(g.steps[n].get("depends_on"))) & gate_keys]
+
+
+def _own(value):
+    items = [] if value is None else [value] if isinstance(value, str) else value
+    return [i["step"] if isinstance(i, dict) else i for i in items]
+
+
+def stalls(g: Graph, user_barriers: set[str] = frozenset(), user_blocks: set[str] = frozenset()) -> dict[str, set]:
+    """Each running command step -> the blocks of other steps it waits for (a user's own wait or block is
+    reached, not passed: what it waits for is what the user wrote)."""
+    blocks = gates(g, user_blocks)
+    out = {}
+    for name in running(g, blocks):
+        found = g.waits_for(name, stop=user_barriers) & blocks
+        if found:
+            out[name] = found
+    return out
+
+
+# --------------------------------------------------------------------------- pipegen's own format
+
+
+STEPS_A = """
+steps:
+  - {label: X, key: x, commands: [x], source_file_dependencies: [x/]}
+  - {label: Y, key: y, commands: [y], source_file_dependencies: [src/]}
+  - {label: Z, key: z, commands: [z], source_file_dependencies: [src/], depends_on: [y]}
+"""
+STEPS_B = """
+group: G
+steps:
+  - {label: P, key: p, commands: [p], source_file_dependencies: [p/]}
+  - {label: Q, key: q, commands: [q], source_file_dependencies: [src/]}
+  - wait
+  - {label: R, key: r, commands: [r], source_file_dependencies: [src/]}
+  - {label: S, key: s, commands: [s], source_file_dependencies: [s/]}
+  - {label: T, key: t, commands: [t], source_file_dependencies: [src/]}
+"""
+
+
+def own_repo(tmp_path, files):
+    (tmp_path / ".buildkite" / "steps").mkdir(parents=True)
+    (tmp_path / ".buildkite" / "pipegen.yaml").write_text("steps: [.buildkite/steps]\n")
+    for name, text in files.items():
+        (tmp_path / ".buildkite" / "steps" / name).write_text(text)
+    return tmp_path
+
+
+def test_a_running_step_after_a_block_of_another_step_does_not_wait_for_it(tmp_path):
+    root = own_repo(tmp_path, {"a.yaml": STEPS_A, "b.yaml": STEPS_B})
+    result = render(root, files="src/a.c\n")
+    assert result.exit_code == 0, result.output
+    g = Graph(assert_valid(result.stdout))
+    assert g.waits_for("x") == {"block-x"}  # the unselected step waits for its own block
+    assert stalls(g, user_barriers={n for n, k in g.kinds.items() if k == "wait"}) == {}
+    assert g.waits_for("y") == set() and g.waits_for("z") == {"y"}
+    # the group after the top-level block starts at once; inside it, R and T still wait for the declared wait
+    assert g.waits_for("q") == set()
+    wait = next(n for n, k in g.kinds.items() if k == "wait")
+    assert wait in g.waits_for("r") and wait in g.waits_for("t") and "block-s" not in g.waits_for("t")
+    # the declared wait keeps its meaning: it waits for every step before it, the blocked P included
+    assert {"p", "q", "block-p"} <= g.waits_for(wait)
+
+
+def test_all_selected_renders_no_explicit_dependency_where_none_was_declared(tmp_path):
+    root = own_repo(tmp_path, {"a.yaml": STEPS_A, "b.yaml": STEPS_B})
+    data = assert_valid(render(root, "--all").stdout)
+    assert data["steps"][0] == {"label": "X", "key": "x", "commands": ["x"]}
+    assert "depends_on" not in data["steps"][3] and data["steps"][3]["group"] == "G"
+
+
+# --------------------------------------------------------------------------- any declarations
+
+
+KINDS = st.sampled_from(["run", "run", "block", "wait", "user-block"])
+
+
+@st.composite
+def declarations(draw):
+    """Steps files: each a group or not, with command steps (selected or not, with or without depends_on on
+    earlier steps), waits and block steps of their own."""
+    files, keys, index = {}, [], 0
+    for number in range(draw(st.integers(1, 3))):
+        lines = [f"group: G{number}\n" if draw(st.booleans()) else "", "steps:\n"]
+        for _ in range(draw(st.integers(1, 5))):
+            index += 1
+            what = draw(KINDS)
+            if what == "wait":
+                lines.append(f"  - {{wait: ~, key: w{index}}}\n" if draw(st.booleans()) else "  - wait\n")
+                continue
+            if what == "user-block":
+                lines.append(f"  - {{block: Approve, key: approve{index}}}\n")
+                continue
+            key = f"s{index}"
+            depends = ""
+            choice = draw(st.sampled_from(["none", "none", "earlier", "empty"]))
+            if choice == "earlier" and keys:
+                depends = f", depends_on: [{draw(st.sampled_from(keys))}]"
+            elif choice == "empty":
+                depends = ", depends_on: []"
+            folder = "src/" if what == "run" else "other/"
+            lines.append(f"  - {{label: S{index}, key: {key}, commands: [t], source_file_dependencies: [{folder}]"
+                         f"{depends}}}\n")
+            keys.append(key)
+        files[f"f{number}.yaml"] = "".join(lines)
+    return files
+
+
+def user_structure(g: Graph) -> tuple[list[str], set[str]]:
+    """The declared waits and blocks in page order (pipegen may give a wait a key to name it), and the blocks."""
+    barriers = [n for n, k in g.kinds.items() if k == "wait" or k == "block" and n.startswith("approve")]
+    return barriers, {n for n in barriers if g.kinds[n] == "block"}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(files=declarations(), mode=st.sampled_from(["block", "skip", "omit"]))
+def test_selecting_changes_which_steps_run_never_when_a_running_step_starts(tmp_path_factory, files, mode):
+    """Each running step waits for exactly what it waits for when everything runs (a user's wait or block
+    is reached, not passed), so never for the block step of another step."""
+    root = own_repo(tmp_path_factory.mktemp("repo"), files)
+    selected = render(root, "--unselected", mode, files="src/a.c\n")
+    everything = render(root, "--all")
+    assert selected.exit_code == 0 and everything.exit_code == 0, selected.output + everything.output
+    ours, all_run = Graph(assert_valid(selected.stdout)), Graph(assert_valid(everything.stdout))
+    barriers, blocks = user_structure(ours)
+    theirs, _ = user_structure(all_run)
+    same = dict(zip(theirs, barriers, strict=True))  # the same declared step in both pipelines
+    assert stalls(ours, set(barriers), blocks) == {}
+    for name in running(ours, gates(ours, blocks)):
+        expected = {same.get(n, n) for n in all_run.waits_for(name, stop=theirs)}
+        assert ours.waits_for(name, stop=barriers) == expected & set(ours.kinds), (name, files)
+
+
+# --------------------------------------------------------------------------- vLLM's preset
+
+
+@needs_fixture
+def test_no_vllm_build_holds_a_running_step_behind_another_steps_block():
+    from tests.render.test_vllm_golden import SCENARIOS, golden, pipegen_pipeline
+
+    for name in SCENARIOS:
+        assert stalls(Graph(pipegen_pipeline(name))) == {}, name
+    # the model is not blind: vLLM's own generator leaves one there (intel-hpu-test has no depends_on and
+    # follows GH200's block in the Hardware group)
+    assert stalls(Graph(golden("branch-run-all"))) == {"intel-hpu-test": {"block-gh200-test"}}
