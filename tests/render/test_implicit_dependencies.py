@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import FIXTURE, assert_valid, needs_fixture, render
+from tests.helpers import assert_valid, needs_fixture, render
 from tests.render.buildkite_order import Graph
 
 
@@ -148,6 +148,27 @@ def test_all_selected_renders_no_explicit_dependency_where_none_was_declared(tmp
     data = assert_valid(render(root, "--all").stdout)
     assert data["steps"][0] == {"label": "X", "key": "x", "commands": ["x"]}
     assert "depends_on" not in data["steps"][3] and data["steps"][3]["group"] == "G"
+
+
+def test_a_step_after_a_block_of_another_step_waits_for_the_declared_waits_it_follows(tmp_path):
+    """Named by a key where the wait has none; a conditional wait may be left out of the build, so the wait
+    before it is named too. An input step holds back nothing and is left alone."""
+    root = own_repo(tmp_path, {"a.yaml": """
+steps:
+  - {label: A, key: a, commands: [a], source_file_dependencies: [src/]}
+  - wait
+  - {label: B, key: b, commands: [b], source_file_dependencies: [b/]}
+  - {label: C, key: c, commands: [c], source_file_dependencies: [src/]}
+  - {wait: ~, if: build.branch == "main"}
+  - {label: D, key: d, commands: [d], source_file_dependencies: [d/]}
+  - {input: Notes}
+  - {label: E, key: e, commands: [e], source_file_dependencies: [src/]}
+"""})
+    steps = assert_valid(render(root, files="src/a.c\n").stdout)["steps"]
+    assert steps[1] == {"wait": None, "key": "wait-a-2"} and steps[5]["key"] == "wait-a-5"
+    assert [s.get("depends_on") for s in steps if s.get("key") in ("c", "e")] == [["wait-a-2"],
+                                                                                  ["wait-a-2", "wait-a-5"]]
+    assert steps[8] == {"input": "Notes"}
 
 
 # --------------------------------------------------------------------------- any declarations
