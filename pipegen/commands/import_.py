@@ -71,7 +71,7 @@ def _read(path: str, root: str, notes: list[str]) -> Pipeline:
     from pipegen.importer.pipeline import read_pipeline
 
     display = _display(path, root)
-    return read_pipeline(load_file(path, display, duplicates=notes), display)
+    return read_pipeline(load_file(path, display, duplicates=notes), display, notes)
 
 
 def _read_upload(paths: Sequence[str], root: str, notes: list[str]) -> Pipeline | str:

@@ -196,8 +196,8 @@ def _step(node: Node, group: Node | None, context: _Context) -> dict[str, Any] |
     if node.kind == "wait" and (not node.fields or context.dissolve is not None and node.ident not in context.dissolve):
         return None if context.dissolve is not None else "wait"
     out: dict[str, Any] = {}
+    context.result.steps += node.kind != "wait"
     if node.kind == "command":
-        context.result.steps += 1
         out["label"] = node.label or _first_line(node) or node.ident
     elif "label" in node.fields:
         out["label"] = node.fields["label"]

@@ -14,6 +14,7 @@ from typing import Any
 from pipegen.importer import paths
 from pipegen.importer.families import tags
 from pipegen.importer.pipeline import Node, Pipeline, read_step
+from pipegen.model import Location
 
 UPLOAD = re.compile(r"^\s*buildkite-agent\s+pipeline\s+upload\b(?P<args>.*)$")
 DEFAULT_UPLOADS = ("buildkite.yml", "buildkite.yaml", "buildkite.json", ".buildkite/pipeline.yml",
@@ -25,6 +26,7 @@ PLUGIN_STEP_FIELDS = ("group", "trigger", "label", "branches", "if", "build", "c
                       "depends_on", "key", "secrets", "steps", "allow_dependency_failure", "matrix")
 PLUGIN_OPTIONS = ("diff", "wait", "log_level", "interpolation", "watch", "env", "notify", "hooks", "meta_data")
 DEFAULT_DIFF = "git diff --name-only HEAD~1"
+TAKES = {"branches": ("command", "group", "trigger", "block", "input"), "if_changed": ("command", "group", "trigger")}
 
 
 def upload_paths(node: Node) -> list[str] | str | None:
@@ -50,10 +52,11 @@ def upload_paths(node: Node) -> list[str] | str | None:
 
 
 def splice_uploads(pipeline: Pipeline, read: Callable[[list[str]], Pipeline | str], missing: list[str],
-                   notes: list[str]) -> None:
+                   notes: list[str], spliced: dict[str, Node] | None = None) -> None:
     """Each step that uploads a static file is replaced by that file's steps (`read`: the paths -> the
-    pipeline, or why not); a generated pipeline is named as not importable."""
+    pipeline, or why not), and so on in the uploaded files; a generated pipeline is named as not importable."""
     out: list[Node] = []
+    spliced = {pipeline.file: Node("command", {}, Location(pipeline.file, 1, 1))} if spliced is None else spliced
     for node in pipeline.steps:
         found = upload_paths(node) if node.kind == "command" else None
         if found is None:
@@ -68,11 +71,46 @@ def splice_uploads(pipeline: Pipeline, read: Callable[[list[str]], Pipeline | st
             missing.append(f"{node.where}: step '{node.label or node.key}': {uploaded}")
             out.append(node)
             continue
+        if uploaded.file in spliced:  # one pipeline holds a step once; which upload ran was the build's choice
+            missing.append(f"{node.where}: step '{node.label or node.key}' uploads {uploaded.file} again (also "
+                           f"uploaded at {spliced[uploaded.file].where}); its steps are imported once, at the first")
+            continue
+        spliced[uploaded.file] = node
+        splice_uploads(uploaded, read, missing, notes, spliced)
         notes.append(f"{node.where}: the upload of {uploaded.file} is replaced by its {len(uploaded.steps)} steps")
         for step in uploaded.steps:
             _fold_top(step, uploaded.top)
+        _inherit_conditions(node, uploaded.steps, missing)
         out.extend(uploaded.steps)
     pipeline.steps = out
+
+
+def _inherit_conditions(upload: Node, steps: list[Node], missing: list[str]) -> None:
+    """The upload step ran only when its `if`, `branches` and `if_changed` held, so the steps it uploaded
+    existed only then: each uploaded step gets them (an `if` joined to its own with &&)."""
+    where = f"{upload.where}: upload step '{upload.label or upload.key}'"
+    for name in ("depends_on", "skip"):
+        if upload.fields.get(name) not in (None, False, [], ""):
+            missing.append(f"{where}: its {name} (the uploaded steps would have waited for it)")
+    for name in ("if", "branches", "if_changed"):
+        value = upload.fields.get(name)
+        if value in (None, "", []):
+            continue
+        for step in steps:
+            own = step.fields.get(name)
+            if name == "if":
+                step.fields["if"] = value if own is None else f"({value}) && ({own})"
+            elif step.kind not in TAKES[name]:
+                missing.append(f"{where}: its {name} for its {step.kind} step {step.where} (no field holds it)")
+            elif own is not None or _has(step.children, name):
+                missing.append(f"{where}: its {name} for step '{step.label or step.key}', which has its own "
+                               f"{step.where} (no field holds both)")
+            else:
+                step.fields[name] = value
+
+
+def _has(nodes: list[Node], name: str) -> bool:
+    return any(name in n.fields for n in nodes)
 
 
 def _fold_top(node: Node, top: dict[str, Any]) -> None:
@@ -146,6 +184,7 @@ def _watched(node: Node, name: str, options: dict[str, Any], folders: Sequence[s
     out = list(steps.values())
     if options.get("wait"):
         out.append(Node("wait", {}, node.where))
+    _inherit_conditions(node, out, missing)
     notes.append(f"{where} ({flavour} paths) is replaced by the {len(steps)} steps it uploads, each selected by "
                  "its watch paths")
     return out

@@ -118,7 +118,7 @@ def descendants_matched(entry: str, folders: Iterable[str]) -> list[str]:
     """The folders an include entry's gitignore reading matches (so it would bring files below them)."""
     from pipegen.declarations.patterns import glob_regex, is_glob
 
-    if entry.endswith("**") or entry.endswith("/"):
+    if entry.endswith(("**", "/", "/**/*")) or entry == "**/*":  # `a/**/*` names every path below what it matches
         return []
     if not is_glob(entry):
         return [f for f in folders if f == entry.rstrip("/")]
@@ -179,6 +179,10 @@ def watch_rule(paths: object, skip: object, flavour: str, folders: Sequence[str]
     whole: list[str] = []  # the globs, read as whole paths (the rest are prefixes)
     notes: list[str] = []
     for path in _strings(paths, "watch path"):
+        if flavour != "grep" and path.startswith("^"):
+            notes.append(f"watch path {path!r} starts with '^': this plugin version reads it as a plain path, which "
+                         "no file in the repository starts with, so it never selected the step (a regular expression "
+                         "needs the plugin's regex_paths)")
         entries = _watch_entries(path, flavour)
         whole += entries if flavour == "glob" and "*" in path else []
         if flavour != "glob" or "*" not in path:

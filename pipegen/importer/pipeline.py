@@ -18,7 +18,7 @@ STRING_STEPS = {"wait": "wait", "waiter": "wait", "block": "block", "input": "in
 NAMING_KEYS = (("wait", "wait"), ("waiter", "wait"), ("block", "block"), ("manual", "block"), ("input", "input"),
                ("trigger", "trigger"), ("group", "group"))
 COMMAND_KEYS = ("command", "commands", "plugins", "script")
-TOP_FIELDS = ("steps", "env", "agents", "notify", "secrets", "image", "priority", "if_changed")
+TOP_FIELDS = ("steps", "env", "agents", "notify", "secrets", "image", "priority", "checkout", "if_changed")
 
 
 @dataclass
@@ -73,23 +73,25 @@ def _loc(data: object, key: object, file: str) -> Location:
     return Location(file)
 
 
-def read_pipeline(data: object, file: str) -> Pipeline:
-    """A parsed pipeline file (yamlio's LocDict/LocList) as Nodes."""
+def read_pipeline(data: object, file: str, notes: list[str] | None = None) -> Pipeline:
+    """A parsed pipeline file (yamlio's LocDict/LocList) as Nodes. A top-level key that is no pipeline field
+    (`common:`, a place for YAML anchors) is one Buildkite's schema allows and ignores: left out, noted."""
     where = Location(file, 1, 1)
     if isinstance(data, list):
         return Pipeline(file, read_steps(data, file))
     if not isinstance(data, dict) or "steps" not in data:
         raise DeclarationError("not a Buildkite pipeline: it has no 'steps:'", where,
                                "give the pipeline.yml that 'buildkite-agent pipeline upload' reads")
-    unknown = [name for name in data if name not in TOP_FIELDS]
-    if unknown:
-        raise DeclarationError(f"unknown pipeline field '{unknown[0]}'", _loc(data, unknown[0], file),
-                               f"a pipeline's fields are {', '.join(TOP_FIELDS)}")
+    for name in (name for name in data if name not in TOP_FIELDS):
+        if notes is not None:
+            notes.append(f"{_loc(data, name, file)}: the top-level '{name}' is no pipeline field (Buildkite ignores "
+                         "it; YAML anchors written there were resolved where they are used); not imported")
     steps = data["steps"]
     if not isinstance(steps, list):
         raise DeclarationError("'steps' must be a list of steps", _loc(data, "steps", file),
                                "write '- command: ...' items")
-    return Pipeline(file, read_steps(steps, file), {k: plain(v) for k, v in data.items() if k != "steps"})
+    top = {k: plain(v) for k, v in data.items() if k != "steps" and k in TOP_FIELDS}
+    return Pipeline(file, read_steps(steps, file), top)
 
 
 def read_steps(steps: list[Any], file: str, inside_group: bool = False) -> list[Node]:

@@ -128,3 +128,13 @@ def test_monorepo_diff_v1_reads_a_regular_expression_prefix():
 ])
 def test_the_plugin_version_says_how_paths_are_read(name, flavour):
     assert plugin_flavour(name) == flavour
+
+
+def test_a_glob_naming_everything_below_its_folders_needs_no_guard_and_no_note():
+    # elastic/elastic-agent's `dev-tools/**/*`: every file below dev-tools/cmd/ matches it whole, as Buildkite
+    # reads it, so gitignore bringing the folder's files selects nothing more (the import said it did).
+    entries, notes = paths.if_changed_rule(["dev-tools/**/*", "magefile.go"], ["dev-tools", "dev-tools/cmd"])
+    assert entries == ["dev-tools/**/*", "magefile.go"] and notes == []
+    assert selected(entries, "dev-tools/cmd/x/main.go") and not selected(entries, "dev-tools")
+    _, notes = paths.if_changed_rule("a/**/b", ["a", "a/b"])  # a/b/c is no match of the whole path: said so
+    assert notes and "also selects the files below a/b/" in notes[0]

@@ -1,0 +1,121 @@
+"""What real monorepo pipelines broke in `pipegen import`, replayed on their history (README: "measured on"),
+as small synthetic inputs: elastic/elastic-agent (if_changed on steps that upload other files, a `common:`
+key for YAML anchors), elastic/logstash (a monorepo-diff step with its own `if`, `^` in watch paths)."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from pipegen.cli import cli
+
+from ..helpers import commit_files
+from .test_import import repo, run, steps_of
+
+ANCHORS_AND_UPLOADS = """\
+common:
+  - checkout: &sparse
+      sparse-checkout#v1.6.0: {paths: [.buildkite]}
+steps:
+  - label: unit
+    key: unit
+    command: make test
+  - label: Trigger extended tests
+    if: build.pull_request.id != null
+    command: buildkite-agent pipeline upload .buildkite/integration.yml
+    plugins: [*sparse]
+    if_changed: {include: ["src/**", go.mod]}
+  - label: Extended tests on branches
+    if: build.pull_request.id == null
+    command: buildkite-agent pipeline upload .buildkite/integration.yml
+"""
+INTEGRATION = """\
+steps:
+  - label: integration
+    key: integration
+    command: make integration
+  - label: nested
+    command: buildkite-agent pipeline upload .buildkite/fips.yml
+"""
+FIPS = "steps:\n  - {label: fips, key: fips, command: make fips, if: build.branch != 'x'}\n"
+
+
+def select(root, *paths):
+    commit_files(root, {}, "import")
+    commit_files(root, dict.fromkeys(paths, "x\n"))
+    result = CliRunner().invoke(cli, ["select", "--root", str(root), "--base", "HEAD~1", "--format", "json"],
+                                env={"PIPEGEN_CACHE_DIR": ""})
+    return {s["key"]: s["action"] for s in json.loads(result.stdout)["steps"]}
+
+
+def test_the_conditions_of_an_upload_step_hold_for_the_steps_it_uploads(tmp_path):
+    # elastic/elastic-agent: the upload step's if and if_changed decided whether its file's steps existed;
+    # the upload of a file that an uploaded file names is followed too, and a second upload of the same file
+    # (the other branch of an `if`) is named instead of writing its steps twice.
+    root = repo(tmp_path, ANCHORS_AND_UPLOADS, {".buildkite/integration.yml": INTEGRATION, ".buildkite/fips.yml": FIPS})
+    result = run(root, ".buildkite/pipeline.yml")
+    unit, integration, fips = steps_of(root)
+    assert integration["if"] == "build.pull_request.id != null"
+    assert integration["source_file_dependencies"] == ["src/**", "go.mod"]
+    assert fips["if"] == "(build.pull_request.id != null) && (build.branch != 'x')"
+    assert fips["source_file_dependencies"] == ["src/**", "go.mod"]
+    assert "source_file_dependencies" not in unit
+    assert result.exit_code == 1
+    assert ".buildkite/pipeline.yml:13:5: step 'Extended tests on branches' uploads .buildkite/integration.yml " \
+           "again (also uploaded at .buildkite/pipeline.yml:8:5); its steps are imported once, at the first" \
+           in result.output
+    assert ".buildkite/pipeline.yml:1:1: the top-level 'common' is no pipeline field (Buildkite ignores it; YAML " \
+           "anchors written there were resolved where they are used); not imported" in result.output
+    assert select(root, "docs/b.md") == {"unit": "run", "integration": "block", "fips": "block"}
+
+
+def test_an_uploaded_step_with_its_own_if_changed_keeps_it_and_names_the_upload_s(tmp_path):
+    # Both path rules had to match (the upload's, then the step's); one list of entries cannot say "and".
+    root = repo(tmp_path, "steps:\n  - command: buildkite-agent pipeline upload .buildkite/more.yml\n"
+                          "    if_changed: src/**\n",
+                {".buildkite/more.yml": "steps:\n  - {label: m, key: m, command: make, if_changed: go.mod}\n"})
+    result = run(root, ".buildkite/pipeline.yml")
+    assert result.exit_code == 1
+    assert "its if_changed for step 'm', which has its own .buildkite/more.yml:2:5 (no field holds both)" \
+        in result.output
+    assert steps_of(root)[0]["source_file_dependencies"] == ["go.mod"]  # more than before, never less
+
+
+def test_a_common_key_alone_imports_with_exit_0(tmp_path):
+    root = repo(tmp_path, "common:\n  - x: &cmd make\nsteps:\n  - {label: a, key: a, command: *cmd}\n")
+    result = run(root, ".buildkite/pipeline.yml")
+    assert result.exit_code == 0, result.output
+    assert steps_of(root) == [{"label": "a", "key": "a", "command": "make"}]
+
+
+LOGSTASH = """\
+steps:
+  - label: Trigger exhaustive tests for PRs
+    if: build.pull_request.id != null
+    plugins:
+      - monorepo-diff#v1.0.1:
+          diff: git diff --name-only origin/main...HEAD
+          interpolation: false
+          watch:
+            - path: [^qa/acceptance/, .buildkite/exhaustive.yml]
+              config: {trigger: exhaustive-tests}
+  - label: On a comment
+    if: build.env("COMMENT") == "run"
+    trigger: exhaustive-tests
+"""
+
+
+def test_a_monorepo_diff_steps_if_holds_for_what_it_uploads_and_a_caret_is_a_plain_path(tmp_path):
+    # elastic/logstash: the plugin step ran on pull requests only; `^qa/acceptance/` in v1.0.1 is a raw
+    # prefix (no regular expression before regex_paths), which no file starts with.
+    root = repo(tmp_path, LOGSTASH, {"qa/acceptance/a.rb": "a\n", ".buildkite/exhaustive.yml": "steps: []\n"})
+    result = run(root, ".buildkite/pipeline.yml")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("Imported 2 steps")  # trigger steps count
+    plugin, comment = steps_of(root)
+    assert plugin["if"] == "build.pull_request.id != null"
+    assert plugin["source_file_dependencies"] == ["^qa/acceptance/**", ".buildkite/exhaustive.yml*"]
+    assert "watch path '^qa/acceptance/' starts with '^': this plugin version reads it as a plain path, which no " \
+           "file in the repository starts with, so it never selected the step" in result.output
+    assert select(root, "qa/acceptance/b.rb")[plugin["key"]] == "block"  # as the plugin: never
