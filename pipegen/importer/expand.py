@@ -63,16 +63,16 @@ def splice_uploads(pipeline: Pipeline, read: Callable[[list[str]], Pipeline | st
             out.append(node)
             continue
         if isinstance(found, str):
-            missing.append(f"{node.where}: step '{node.label or node.key}': {found}; not importable")
+            missing.append(f"{node.where}: {_named(node)}: {found}; not importable")
             out.append(node)
             continue
         uploaded = read(found)
         if isinstance(uploaded, str):
-            missing.append(f"{node.where}: step '{node.label or node.key}': {uploaded}")
+            missing.append(f"{node.where}: {_named(node)}: {uploaded}")
             out.append(node)
             continue
         if uploaded.file in spliced:  # one pipeline holds a step once; which upload ran was the build's choice
-            missing.append(f"{node.where}: step '{node.label or node.key}' uploads {uploaded.file} again (also "
+            missing.append(f"{node.where}: {_named(node)} uploads {uploaded.file} again (also "
                            f"uploaded at {spliced[uploaded.file].where}); its steps are imported once, at the first")
             continue
         spliced[uploaded.file] = node
@@ -88,7 +88,7 @@ def splice_uploads(pipeline: Pipeline, read: Callable[[list[str]], Pipeline | st
 def _inherit_conditions(upload: Node, steps: list[Node], missing: list[str]) -> None:
     """The upload step ran only when its `if`, `branches` and `if_changed` held, so the steps it uploaded
     existed only then: each uploaded step gets them (an `if` joined to its own with &&)."""
-    where = f"{upload.where}: upload step '{upload.label or upload.key}'"
+    where = f"{upload.where}: upload {_named(upload)}"
     for name in ("depends_on", "skip"):
         if upload.fields.get(name) not in (None, False, [], ""):
             missing.append(f"{where}: its {name} (the uploaded steps would have waited for it)")
@@ -107,6 +107,11 @@ def _inherit_conditions(upload: Node, steps: list[Node], missing: list[str]) -> 
                                f"{step.where} (no field holds both)")
             else:
                 step.fields[name] = value
+
+
+def _named(node: Node) -> str:
+    name = node.label or node.key
+    return f"step '{name}'" if name else "step (no label or key)"
 
 
 def _has(nodes: list[Node], name: str) -> bool:
@@ -160,7 +165,7 @@ def _plugin(node: Node) -> tuple[str, dict[str, Any]] | None:
 
 def _watched(node: Node, name: str, options: dict[str, Any], folders: Sequence[str], missing: list[str],
              notes: list[str]) -> list[Node]:
-    where = f"{node.where}: monorepo-diff step '{node.label or node.key}'"
+    where = f"{node.where}: monorepo-diff {_named(node)}"
     for option in options:
         if option not in ("diff", "wait", "log_level", "watch", "env", "interpolation"):
             missing.append(f"{where}: its '{option}' option")
@@ -180,7 +185,7 @@ def _watched(node: Node, name: str, options: dict[str, Any], folders: Sequence[s
         notes += [f"{where}: {text}" for text in more]
         configs = watch.get("config")
         for config in configs if isinstance(configs, list) else [configs] if isinstance(configs, dict) else []:
-            _add(steps, config, entries, node, options, missing, where)
+            _add(steps, _go_plugin_step(config, name, notes, where), entries, node, options, missing, where)
     out = list(steps.values())
     if options.get("wait"):
         out.append(Node("wait", {}, node.where))
@@ -188,6 +193,33 @@ def _watched(node: Node, name: str, options: dict[str, Any], folders: Sequence[s
     notes.append(f"{where} ({flavour} paths) is replaced by the {len(steps)} steps it uploads, each selected by "
                  "its watch paths")
     return out
+
+
+def _go_plugin_step(config: Any, name: str, notes: list[str], where: str) -> Any:
+    """A watched step as buildkite-plugins' Go plugin uploads it: `env` and a trigger's `build.env` as
+    mappings (it reads `KEY=VALUE` items, keeping the text up to a second `=`; before v1.5.0 it drops a
+    mapping), and a trigger's build message, branch and commit defaulting to the build's own."""
+    if plugin_flavour(name) != "glob" or re.search(r"(chronotc|monebag)/", name) or not isinstance(config, dict):
+        return config
+    version = re.search(r"#v?(\d+)\.(\d+)", name)
+    maps = version is None or (int(version[1]), int(version[2])) >= (1, 5)
+    config = {**config, **({"build": dict(config["build"])} if isinstance(config.get("build"), dict) else {})}
+    holders = [config] + ([config["build"]] if "build" in config else [])
+    for holder in holders:
+        env = holder.get("env")
+        if isinstance(env, list):
+            items = [str(item).partition("=") for item in env]
+            holder["env"] = {key.strip(): value.split("=")[0].strip() if sep else f"${{{key.strip()}}}"
+                             for key, sep, value in items if key.strip()}
+        elif isinstance(env, dict) and not maps:
+            del holder["env"]
+            notes.append(f"{where}: a watched step's env mapping is left out, as this plugin version left it out "
+                         "(it reads KEY=VALUE items only)")
+    if "trigger" in config:
+        build = config.setdefault("build", {})
+        for field, variable in (("message", "MESSAGE"), ("branch", "BRANCH"), ("commit", "COMMIT")):
+            build.setdefault(field, f"${{BUILDKITE_{variable}}}")
+    return config
 
 
 def _add(steps: dict[str, Node], config: dict[str, Any], entries: list[str], node: Node, options: dict[str, Any],

@@ -119,3 +119,33 @@ def test_a_monorepo_diff_steps_if_holds_for_what_it_uploads_and_a_caret_is_a_pla
     assert "watch path '^qa/acceptance/' starts with '^': this plugin version reads it as a plain path, which no " \
            "file in the repository starts with, so it never selected the step" in result.output
     assert select(root, "qa/acceptance/b.rb")[plugin["key"]] == "block"  # as the plugin: never
+
+
+BEATS = """\
+steps:
+  - label: Trigger Auditbeat
+    plugins:
+      - monorepo-diff#v1.0.1:
+          watch:
+            - path: [auditbeat/, libbeat/**]
+              config:
+                trigger: auditbeat
+                build: {commit: "${BUILDKITE_COMMIT}", env: ["PR=${BUILDKITE_PULL_REQUEST}", "A=b=c", ONLY_KEY]}
+            - path: heartbeat/
+              config: {trigger: heartbeat, build: {env: {PR: "1"}}}
+"""
+
+
+def test_a_watched_steps_env_is_what_the_go_plugin_uploads(tmp_path):
+    # elastic/beats and elastic/logstash on monorepo-diff#v1.0.1: it reads env as KEY=VALUE items (up to a
+    # second `=`; a bare key takes the value it has in the plugin's job), drops a mapping (before v1.5.0),
+    # and fills a trigger's build message, branch and commit with the build's own.
+    root = repo(tmp_path, BEATS, {"auditbeat/a.go": "a\n", "heartbeat/h.go": "h\n"})
+    result = run(root, ".buildkite/pipeline.yml")
+    assert result.exit_code == 0, result.output
+    auditbeat, heartbeat = steps_of(root)
+    assert auditbeat["build"] == {"commit": "${BUILDKITE_COMMIT}", "branch": "${BUILDKITE_BRANCH}",
+                                  "message": "${BUILDKITE_MESSAGE}",
+                                  "env": {"PR": "${BUILDKITE_PULL_REQUEST}", "A": "b", "ONLY_KEY": "${ONLY_KEY}"}}
+    assert "env" not in heartbeat["build"]
+    assert "a watched step's env mapping is left out, as this plugin version left it out" in result.output
