@@ -35,7 +35,7 @@ _TOKEN = re.compile(r'''
   | (?<=')(?:''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*(?:\'\'\'|\Z)|[^'\\\n]*(?:\\.[^'\\\n]*)*['\n]?)
   | (?<=\n)(?P<indent>[ \t]*)(?:
         (?:el)?if[ \t]+(?:\w+\.)?(?P<guard>TYPE_CHECKING)[ \t]*:
-      | from[ \t]+(?P<module>\.*[ \t]*[\w.]*?)[ \t]*import\b
+      | from[ \t]+(?P<module>\.*[ \t]*(?:[\w.]+(?=[ \t]))?)[ \t]*import\b
       | (?P<plain>import)\b
       | (?P<plugins>pytest_plugins)[ \t]*=(?!=)))''', re.X | re.S)
 _PARENTHESISED = re.compile(r"[ \t]*\(((?:[^)#]|#[^\n]*)*)\)")  # a comment may hold a ")"

@@ -44,6 +44,12 @@ def test_statements_in_source_order_nested_ones_included():
                                     ("late", (), 0)]
 
 
+def test_a_module_whose_name_ends_in_import():
+    # `from .test_import import run` (a test module importing another): the name is not cut at "import".
+    source = "from .test_import import run\nfrom ..import x\nfrom a.reimport import y\n"
+    assert scan_imports(source) == [("test_import", ("run",), 1), (None, ("x",), 2), ("a.reimport", ("y",), 0)]
+
+
 def test_parenthesised_and_continued_lists():
     source = ("from pkg import (\n    one,  # the first (of two)\n    two as deux,\n)\n"
               "import a, \\\n    b\nfrom m import *\n")
