@@ -1,7 +1,7 @@
 """Benchmarks: pipegen's commands on vLLM's configuration, beside the floor.
 
     python benchmarks/bench.py            # every benchmark
-    python benchmarks/bench.py select     # one of: select, scale, render, check, vllm, audit
+    python benchmarks/bench.py select     # one of: select, scale, render, check, vllm, audit, import
     PIPEGEN_VLLM_TREE=~/vllm python benchmarks/bench.py vllm audit   # check and audit on vLLM's real tree
 
 Each command is timed as a whole process (median of --runs runs), next to
@@ -356,9 +356,39 @@ def bench_generator(workdir: Path, repo: Path, runs: int, pin: list[str],
           "(target: at most 0.25)")
 
 
+def bench_import(workdir: Path, runs: int) -> None:
+    """`pipegen import` of a generated 300-step pipeline (big_pipeline.py), proof included: written, rendered
+    back with --all and compared (target: 1 s). As an installed pipegen runs: bytecode compiled; with the cache
+    of a machine that rendered before, and without (an import is often the first pipegen command run)."""
+    from big_pipeline import repository_files
+
+    repo = workdir / "big"
+    for name, text in repository_files(300).items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    pin = pinned()
+    command = [*pin, *PIPEGEN, "import", ".buildkite/pipeline.yml", "--force"]
+    warm = compiled({**GIT_ENV, "PIPEGEN_CACHE_DIR": str(workdir / "cache")}, workdir)
+    first = subprocess.run(command, cwd=repo, env=warm, stdout=subprocess.PIPE, text=True)  # fills the caches
+    if first.returncode != 0:  # a timing of a failed or unproven import would say nothing
+        sys.exit(f"pipegen import exited {first.returncode}:\n{first.stdout}")
+    lines = len((repo / ".buildkite" / "pipeline.yml").read_text().splitlines())
+    print(f"import of a {lines:,}-line pipeline{' (taskset -c 0,1)' if pin else ''}: "
+          f"{first.stdout.splitlines()[0].split(' from ')[0].lower()}, proven equal (target: 1 s)")
+    row("floor: python -c 'import yaml, jinja2, click'",
+        median_seconds([*pin, sys.executable, "-c", "import yaml, jinja2, click"], repo, runs, warm))
+    for name, env in (("cached", warm), ("no cache", {**warm, "PIPEGEN_CACHE_DIR": ""})):
+        timings = [timed(command, repo, env) for _ in range(runs)]
+        cpu = statistics.median(c for _, c in timings)
+        row(f"pipegen import, {name} (CPU {cpu * 1000:.0f} ms)", statistics.median(w for w, _ in timings), 1.0)
+
+
 BENCHMARKS: dict[str, Callable[[Path, int], None]] = {
     "select": bench_select, "scale": bench_scale, "check": bench_check, "render": bench_render, "vllm": bench_vllm,
-    "audit": bench_audit,
+    "audit": bench_audit, "import": bench_import,
 }
 
 

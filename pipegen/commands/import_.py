@@ -136,17 +136,16 @@ def _render_back(root: str, config: str, result: Imported) -> list[Difference]:
     from pipegen.importer.pipeline import read_pipeline
     from pipegen.importer.view import read_view
     from pipegen.model import ChangeSet, Options
-    from pipegen.render import fastyaml
     from pipegen.render.pipeline import place, render_pipeline
     from pipegen.selection.decide import decide
 
     try:
         decl = load(root, config, {})
         selection = decide(decl, ChangeSet((), reason="pipegen import"), Options(run_all="--all"))
-        text = render_pipeline(decl, selection, place(decl)).text
+        data = render_pipeline(decl, selection, place(decl)).data  # the text as the check read it back
     except PipegenError as exc:
         result.missing.append(f"the written declarations do not render: {exc}")
         return []
-    rendered = read_view(read_pipeline(fastyaml.load(text), "rendered"))
+    rendered = read_view(read_pipeline(data, "rendered"))
     expected = {ident: record for view in result.views for ident, record in view.items()}
     return compare(expected, rendered)

@@ -154,6 +154,8 @@ class Reader:
             inner = body[2:].lstrip(" ")
             if not inner:  # the item's block is on the lines below
                 value, pos = self.node(pos + 1) if cols[pos + 1] > column else (None, pos + 1)
+            elif inner[0] in "[{":  # a flow collection (depends_on's {"step": ..., "allow_failure": true})
+                value, pos = scalar(inner, careful), pos + 1
             elif inner[:2] == "- " or inner == "-" or self._is_key(inner):  # the item's block starts here
                 cols[pos], bodies[pos] = column + len(body) - len(inner), inner
                 value, pos = self.node(pos)

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pipegen.buildkite.limits import JOB_LIMIT
 from pipegen.errors import OutputError
@@ -45,11 +45,13 @@ def place(decl: Declarations, build: BuildInfo | None = None) -> Placement:
 
 
 class Rendered:
-    """The validated text of a pipeline, and the plan it came from (for the annotation)."""
+    """The validated text of a pipeline, the data it reads as (parsed by the check), and the plan it came
+    from (for the annotation)."""
 
-    def __init__(self, text: str, plan: PipelinePlan):
+    def __init__(self, text: str, plan: PipelinePlan, data: dict[str, Any]):
         self.text = text
         self.plan = plan
+        self.data = data
 
     @property
     def annotation(self) -> str:
@@ -66,9 +68,9 @@ def render_pipeline(decl: Declarations, selection: Selection, placement: Placeme
                            build=placement.context)
     text = to_yaml(result, templates)
     try:
-        check(text, limit, decl.settings.external_steps)
+        data = check(text, limit, decl.settings.external_steps)
     except OutputError as exc:
         from pipegen.render.blame import blame
 
         raise blame(exc, text, result.entries, templates) from None
-    return Rendered(text=text, plan=result)
+    return Rendered(text=text, plan=result, data=data)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pipegen.buildkite.interpolation import interpolate
 from pipegen.buildkite.matrix import combinations, size
 from pipegen.buildkite.step_fields import ALIASES, field_names, field_schemas
-from tests.helpers import assert_valid, by_key, render, render_repo
+from tests.helpers import assert_fast_dialect, assert_valid, by_key, render, render_repo
 from tests.render.schema_values import values
 
 # Fields pipegen reads or writes itself; every other schema field passes through verbatim.
@@ -156,8 +156,10 @@ def test_depends_on_allow_failure_and_external_steps(tmp_path):
       - {label: B, key: b, commands: [x], depends_on: [bootstrap, {step: a, allow_failure: true}]}
     """
     repo = render_repo(tmp_path, steps, config="external_steps: [bootstrap]\n")
-    step = by_key(assert_valid(render(repo, "--all").stdout))["b"]
+    text = render(repo, "--all").stdout
+    step = by_key(assert_valid(text))["b"]
     assert step["depends_on"] == ["bootstrap", {"step": "a", "allow_failure": True}]
+    assert_fast_dialect(text)  # read back without PyYAML (an item of a flow mapping once sent it there)
 
 
 def test_an_unknown_dependency_mentions_external_steps(tmp_path):
