@@ -67,7 +67,9 @@ def combinations(matrix: Any) -> list[Combination]:
             combos.append(combo)
         if "soft_fail" in adjustment:
             soft[combo] = adjustment["soft_fail"]
-    return [Combination(tuple(zip(names, combo, strict=True)), soft.get(combo)) for combo in combos]
+    # Not strict: the schema lets an adjustment's `with` list differ in length from the setup's dimensions
+    # (`setup: [a, b]` with `with: [x, y]`); it is still one job.
+    return [Combination(tuple(zip(names, combo, strict=False)), soft.get(combo)) for combo in combos]
 
 
 def size(matrix: Any) -> int:

@@ -175,6 +175,7 @@ def test_matrix_counts_every_combination_toward_the_limit(tmp_path):
     assert combinations(matrix)[-1].name == "a=x,b=y"
     first = render(render_repo(tmp_path / "one", step_yaml({"matrix": matrix})), "--all")
     assert "101 of 500 jobs" in first.stdout  # the group and 100 combinations: one skipped, one added
+    assert size({"setup": ["a", "b"], "adjustments": [{"with": ["x", "y"]}]}) == 3  # as the schema allows it
     big = {"setup": {"a": list(range(30)), "b": list(range(20))}}
     result = render(render_repo(tmp_path / "two", step_yaml({"matrix": big})), "--all")
     assert result.exit_code == 1 and "601" in result.output
