@@ -153,6 +153,13 @@ def monorepo_diff(pipeline: Pipeline, folders: Sequence[str], missing: list[str]
     pipeline.steps = out
 
 
+def _reads_skip_path(name: str) -> bool:
+    """Only buildkite-plugins' Go plugin from v1.2.0 reads `skip_path` (chronotc's and monebag's never did)."""
+    version = re.search(r"#v?(\d+)(?:\.(\d+))?", name)
+    return not re.search(r"(chronotc|monebag)/", name) and (
+        version is None or (int(version[1]), int(version[2] or 0)) >= (1, 2))
+
+
 def _plugin(node: Node) -> tuple[str, dict[str, Any]] | None:
     plugins = node.fields.get("plugins")
     items = list(plugins.items()) if isinstance(plugins, dict) else \
@@ -177,8 +184,13 @@ def _watched(node: Node, name: str, options: dict[str, Any], folders: Sequence[s
         for problem in ("default", "except_path", "regex_paths"):
             if isinstance(watch, dict) and watch.get(problem) not in (None, False):
                 missing.append(f"{where}: watch {index + 1}'s {problem} (no source_file_dependencies express it)")
+        skip = watch.get("skip_path") if isinstance(watch, dict) else None
+        if skip is not None and not _reads_skip_path(name):
+            notes.append(f"{where}: watch {index + 1}'s skip_path is left out: this plugin version ignores it "
+                         "(buildkite-plugins' v1.2.0 added it)")
+            skip = None
         try:
-            entries, more = paths.watch_rule(watch.get("path"), watch.get("skip_path"), flavour, folders)
+            entries, more = paths.watch_rule(watch.get("path"), skip, flavour, folders)
         except paths.Untranslatable as exc:
             missing.append(f"{where}: {exc}")
             continue

@@ -149,3 +149,17 @@ def test_a_watched_steps_env_is_what_the_go_plugin_uploads(tmp_path):
                                   "env": {"PR": "${BUILDKITE_PULL_REQUEST}", "A": "b", "ONLY_KEY": "${ONLY_KEY}"}}
     assert "env" not in heartbeat["build"]
     assert "a watched step's env mapping is left out, as this plugin version left it out" in result.output
+
+
+def test_skip_path_only_where_the_plugin_version_reads_it(tmp_path):
+    # elastic's pins monorepo-diff#v1.0.1: skip_path came in v1.2.0 (chronotc's and monebag's never had it),
+    # so an older plugin ran the step for a skipped path and the import must not exclude it.
+    watch = "          watch:\n            - path: app/\n              skip_path: app/docs/\n" \
+            "              config: {label: app, key: app, command: make}\n"
+    for version, excluded in (("monorepo-diff#v1.0.1", False), ("monebag/monorepo-diff#v2.5.9", False),
+                              ("monorepo-diff#v1.2.0", True)):
+        root = repo(tmp_path / version.replace("/", "-"), f"steps:\n  - plugins:\n      - {version}:\n{watch}")
+        result = run(root, ".buildkite/pipeline.yml")
+        assert result.exit_code == 0, result.output
+        assert ("!app/docs/**" in steps_of(root)[0]["source_file_dependencies"]) == excluded, version
+        assert ("watch 1's skip_path is left out: this plugin version ignores it" in result.output) != excluded
