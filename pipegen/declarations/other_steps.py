@@ -62,7 +62,8 @@ def other_step(raw: Any, where: Location, kind: str, group: str, depends: tuple[
         # a trigger is selected like a command step (its steps file is one of its dependencies)
         dependencies=(*entries, relpath) if kind == "trigger" else (), optional=optional,
         buildkite=(*((("key", key),) if isinstance(key, str) else ()),
-                   *((k, v) for k, v in theirs.items() if k not in ("depends_on", *NAMES))),
+                   *((k, v) for k, v in theirs.items() if k not in ("depends_on", *NAMES)),
+                   *((("depends_on", []),) if "depends_on" in data and not keys else ())),  # no implicit wait
     )
 
 

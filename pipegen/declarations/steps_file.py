@@ -116,6 +116,8 @@ def load_steps_file(
             else:
                 if not depends_on:
                     depends_on, fields["allow_failure_on"] = file_depends, file_allowed
+                if not depends_on and "depends_on" in item:  # `[]` or `~`: Buildkite's "no implicit wait"
+                    fields["buildkite"] = (*fields.get("buildkite", ()), ("depends_on", []))
                 deps.append(relpath)
             out.extend(_expand(fields, item, where, group, tuple(depends_on), tuple(deps), working_dir, vllm, warnings))
         except DeclarationError as exc:  # every step's error in one pass: check reports each

@@ -21,8 +21,8 @@ from pipegen.render.job_commands import job_commands, with_template_fields
 # The Kubernetes device-plugin resource of each vendor's GPUs (other accelerators: the pod spec says).
 GPU_RESOURCES = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu", "intel": "gpu.intel.com/i915"}
 # A step's own Buildkite fields that the template writes in a place of their own (plugins after the
-# hardware's, skip where pipegen's skip goes).
-OWN_PLACE = ("plugins", "skip")
+# hardware's, skip where pipegen's skip goes, a declared empty depends_on as no_implicit).
+OWN_PLACE = ("plugins", "skip", "depends_on")
 
 
 def skip_text(reason: str, dollars: Dollars) -> str:
@@ -75,6 +75,7 @@ def command_item(step: Step, job: Job, key: str, depends: list[str], dollars: Do
         "label": dollars(step.label),
         "key": key,
         "depends_on": depends,
+        "no_implicit": step.field("depends_on") is not None,  # declared `depends_on: []`: written so
         "agents": dict(job.agents),
         "commands": lines,
         "env": {dollars(k): dollars(v) for k, v in step.env},

@@ -171,6 +171,26 @@ steps:
     assert steps[8] == {"input": "Notes"}
 
 
+def test_a_declared_empty_depends_on_is_kept_it_waits_for_no_wait_or_block_before_it(tmp_path):
+    """Buildkite: `depends_on: ~` or `[]` makes a step "run immediately regardless of implicit dependencies"."""
+    root = own_repo(tmp_path, {"a.yaml": """
+group: G
+steps:
+  - {label: A, key: a, commands: [a], source_file_dependencies: [src/]}
+  - wait
+  - {label: B, key: b, commands: [b], source_file_dependencies: [src/], depends_on: []}
+  - {label: C, key: c, commands: [c], source_file_dependencies: [src/], depends_on: ~}
+  - {label: D, key: d, commands: [d], source_file_dependencies: [src/]}
+  - {block: Go, key: go, depends_on: []}
+"""})
+    data = assert_valid(render(root, "--all").stdout)
+    g = Graph(data)
+    wait = next(n for n, k in g.kinds.items() if k == "wait")
+    assert g.waits_for("b") == g.waits_for("c") == set() and g.waits_for("d") == {"a", wait}
+    assert g.steps["b"]["depends_on"] == g.steps["c"]["depends_on"] == g.steps["go"]["depends_on"] == []
+    assert "depends_on" not in g.steps["d"]
+
+
 # --------------------------------------------------------------------------- any declarations
 
 
