@@ -17,22 +17,30 @@ from typing import Any
 CONDITIONS = ("if", "branches")  # a wait or block that may be left out of the build
 
 
-def hold_own_steps_only(entries: list[dict[str, Any]]) -> None:
-    """Rewrite the plan's entries (pipeline.j2's) in place."""
-    _one_list([entry if entry["group"] is not None else entry["steps"][0] for entry in entries])
+def hold_own_steps_only(entries: list[dict[str, Any]]) -> list[str]:
+    """Rewrite the plan's entries (pipeline.j2's) in place; notes on the declared waits and blocks that hold
+    back the steps after them until blocked steps before them are unblocked (the wait as written)."""
+    notes = _one_list([entry if entry["group"] is not None else entry["steps"][0] for entry in entries])
     for entry in entries:
         if entry["group"] is not None:
-            _one_list(entry["steps"])
+            notes += _one_list(entry["steps"])
+    return notes
 
 
-def _one_list(items: list[dict[str, Any]]) -> None:
+def _one_list(items: list[dict[str, Any]]) -> list[str]:
     declared: list[dict[str, Any]] = []  # the declared waits and blocks the next item follows
     gated = False  # a block step of pipegen's since the last declared wait or block
-    for item in items:
+    held: list[str] = []  # pipegen's block steps so far (a group's too): a declared wait waits for them
+    notes = []
+    for index, item in enumerate(items):
         kind = _kind(item)
         if kind == "input":  # Buildkite: an input step depends on nothing and holds back nothing
             continue
         if kind in ("wait", "block"):  # declared: as written (it waits for every step before it)
+            if held and not _explicit(item) and any(_kind(i) not in ("input", "gate") for i in items[index + 1:]):
+                notes.append(f"The {kind} step at {item['step'].location} waits for every step before it, blocked "
+                             f"ones included ({', '.join(held)}): the steps after it start once those are unblocked "
+                             "and pass.")
             # a conditional one may be left out: then what follows waits for the one before it
             declared = [*declared, item] if any(c in item["fields"] for c in CONDITIONS) else [item]
             gated = False
@@ -40,6 +48,8 @@ def _one_list(items: list[dict[str, Any]]) -> None:
         if gated and not _explicit(item):
             _set_depends(item, [_named(d) for d in declared])
         gated = gated or kind == "gate"
+        held += [item["key"]] if kind == "gate" else [i["key"] for i in item.get("steps", ()) if i["type"] == "block"]
+    return notes
 
 
 def _kind(item: dict[str, Any]) -> str:

@@ -79,12 +79,13 @@ def plan_pipeline(decl: Declarations, selection: Selection, placed: Sequence[Job
     entries, rows = _group(decl, selection, placed, shown, folded, limit, build)
     if gate:
         add_gate(entries, gate, build.priority if build is not None else None)
-    hold_own_steps_only(entries)  # a block step for an unselected step holds back no other step
+    notes = hold_own_steps_only(entries)  # a block step for an unselected step holds back no other step
     renamed = [(row.step.key, row.key) for row in rows if row.key != row.step.key]
     result = PipelinePlan(entries=entries, rows=rows, selection=selection, unselected=mode, jobs=count, limit=limit,
                           folded=folded, renamed=renamed)
     dollars = Dollars(decl.settings.interpolate)
     result.pipeline = {name: escaped(value, dollars) for name, value in decl.settings.pipeline}
+    result.notes += notes
     if selection.skip_all:
         result.notes.append(f"No steps: {selection.skip_reason}. The pipeline is `steps: []`.")
     if count > limit:

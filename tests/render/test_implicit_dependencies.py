@@ -139,8 +139,14 @@ def test_a_running_step_after_a_block_of_another_step_does_not_wait_for_it(tmp_p
     assert g.waits_for("q") == set()
     wait = next(n for n, k in g.kinds.items() if k == "wait")
     assert wait in g.waits_for("r") and wait in g.waits_for("t") and "block-s" not in g.waits_for("t")
-    # the declared wait keeps its meaning: it waits for every step before it, the blocked P included
+    # the declared wait keeps its meaning: it waits for every step before it, the blocked P included,
+    # and the annotation says so
     assert {"p", "q", "block-p"} <= g.waits_for(wait)
+    why = tmp_path / "why.md"
+    assert render(root, "--annotation", str(why), files="src/a.c\n").exit_code == 0
+    assert "> The wait step at .buildkite/steps/b.yaml:6:5 waits for every step before it, blocked ones included " \
+           "(block-p): the steps after it start once those are unblocked and pass." in why.read_text()
+    assert render(root, "--all", "--annotation", str(why)).exit_code == 0 and "wait step at" not in why.read_text()
 
 
 def test_all_selected_renders_no_explicit_dependency_where_none_was_declared(tmp_path):
