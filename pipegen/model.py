@@ -12,6 +12,8 @@ import functools
 from dataclasses import MISSING, dataclass, field
 from typing import Any, Literal
 
+from pipegen.frozen import Frozen
+
 Action = Literal["run", "block", "skip"]
 STRUCTURE = ("wait", "block", "input")  # step kinds that only order or gate the pipeline: no selection of their own
 ACTIONS: tuple[Action, ...] = ("run", "block", "skip")
@@ -27,8 +29,8 @@ PatternKind = Literal["entry", "regex", "raw"]
 DependencyKind = Literal["entry", "raw"]
 
 
-@dataclass(frozen=True)
-class Location:
+@dataclass(frozen=True, repr=False, eq=False)
+class Location(Frozen):
     """Where something was declared, for error messages and findings."""
 
     file: str
@@ -48,8 +50,8 @@ def _written(check: str, default: Any = MISSING, *, key: str | None = None, read
     return field(default=default, metadata={"check": check, "key": key, "read_by": tuple(read_by.split())})
 
 
-@dataclass(frozen=True)
-class Step:
+@dataclass(frozen=True, repr=False, eq=False)
+class Step(Frozen):
     """One schedulable unit: a test step on one hardware target.
 
     The loader expands every declaration into these: an AMD mirror
@@ -116,8 +118,8 @@ class Step:
         return any(not d.startswith("!") and d != self.location.file for d in self.dependencies)
 
 
-@dataclass(frozen=True)
-class Group:
+@dataclass(frozen=True, repr=False, eq=False)
+class Group(Frozen):
     """A declaration group's own Buildkite fields (a steps file's `group:` written as a mapping)."""
 
     name: str  # the display group its steps name (Step.group)
@@ -128,8 +130,8 @@ class Group:
     buildkite: tuple[tuple[str, Any], ...] = ()  # if, notify, allow_dependency_failure, ..., verbatim
 
 
-@dataclass(frozen=True)
-class Rule:
+@dataclass(frozen=True, repr=False, eq=False)
+class Rule(Frozen):
     """A hardware-specific selection rule (pipegen config `rules:`).
 
     A step that `applies` runs when a changed file matches `changed`.
@@ -146,8 +148,8 @@ class Rule:
     overrides_optional: bool = False
 
 
-@dataclass(frozen=True)
-class LabelRule:
+@dataclass(frozen=True, repr=False, eq=False)
+class LabelRule(Frozen):
     """What a pull-request label asks for (config `labels:`)."""
 
     label: str
@@ -157,8 +159,8 @@ class LabelRule:
     add: tuple[str, ...] = ()  # these steps run too (and their depends_on), whatever changed
 
 
-@dataclass(frozen=True)
-class Settings:
+@dataclass(frozen=True, repr=False, eq=False)
+class Settings(Frozen):
     """Repository-wide selection settings (pipegen.yaml or a preset)."""
 
     base_branch: str = "main"
@@ -196,8 +198,8 @@ class Settings:
     pipeline: tuple[tuple[str, Any], ...] = ()  # Buildkite's pipeline-level env, agents, notify, ... (`pipeline:`)
 
 
-@dataclass(frozen=True)
-class DeclarationWarning:
+@dataclass(frozen=True, repr=False, eq=False)
+class DeclarationWarning(Frozen):
     """A non-fatal problem found while loading (e.g. a field vLLM ignores)."""
 
     location: Location
@@ -210,8 +212,8 @@ class DeclarationWarning:
         return f"{text} ({self.fix})" if self.fix else text
 
 
-@dataclass(frozen=True)
-class Declarations:
+@dataclass(frozen=True, repr=False, eq=False)
+class Declarations(Frozen):
     """Everything loaded from a repository's CI configuration."""
 
     steps: tuple[Step, ...]
@@ -244,8 +246,8 @@ class Declarations:
         return tuple(dict.fromkeys(t for t in out if t != step.key))
 
 
-@dataclass(frozen=True)
-class ChangeSet:
+@dataclass(frozen=True, repr=False, eq=False)
+class ChangeSet(Frozen):
     """The changed files of a change and how far they can be trusted."""
 
     files: tuple[str, ...]
@@ -256,8 +258,8 @@ class ChangeSet:
     warnings: tuple[str, ...] = ()  # said on stderr and in the output (e.g. an empty --files-from list)
 
 
-@dataclass(frozen=True)
-class Reason:
+@dataclass(frozen=True, repr=False, eq=False)
+class Reason(Frozen):
     """Why a step got its action: the rule, and the file/entry that fired it."""
 
     rule: str  # e.g. "dependency", "run-all", "optional", "no-dependencies", "docs-only"
@@ -274,15 +276,15 @@ class Reason:
         return out
 
 
-@dataclass(frozen=True)
-class Decision:
+@dataclass(frozen=True, repr=False, eq=False)
+class Decision(Frozen):
     step: Step
     action: Action
     reasons: tuple[Reason, ...]
 
 
-@dataclass(frozen=True)
-class Options:
+@dataclass(frozen=True, repr=False, eq=False)
+class Options(Frozen):
     """What the user asked for on the command line or in the environment."""
 
     only: tuple[str, ...] | None = None  # explicit keys; None = not given
@@ -295,8 +297,8 @@ class Options:
     docs_only_disable: bool = False
 
 
-@dataclass(frozen=True)
-class Selection:
+@dataclass(frozen=True, repr=False, eq=False)
+class Selection(Frozen):
     """The outcome of deciding: one Decision per Step, plus the global verdict."""
 
     decisions: tuple[Decision, ...]

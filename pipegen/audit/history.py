@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pipegen.frozen import Frozen
+
 LOG_FORMAT = "--format=%x01%H%x00%s"  # \x01 opens a commit where a status letter could stand
 
 
-@dataclass(frozen=True)
-class Commit:
+@dataclass(frozen=True, repr=False, eq=False)
+class Commit(Frozen):
     sha: str
     subject: str
     files: tuple[str, ...]  # changed against the first parent, each once

@@ -11,12 +11,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from pipegen.audit.history import Commit
+from pipegen.frozen import Frozen
 from pipegen.model import ChangeSet, Declarations, Options, Settings
 from pipegen.selection.decide import NEEDED, decide
 
 
-@dataclass(frozen=True)
-class Outcome:
+@dataclass(frozen=True, repr=False, eq=False)
+class Outcome(Frozen):
     """One commit's decisions."""
 
     commit: Commit
@@ -28,8 +29,8 @@ class Outcome:
     needed: frozenset[str] = frozenset()  # of `run`: only because a step that runs depends on them
 
 
-@dataclass(frozen=True)
-class Audit:
+@dataclass(frozen=True, repr=False, eq=False)
+class Audit(Frozen):
     """A replay of commits through one set of declarations."""
 
     steps: tuple[str, ...]  # every step key, in declaration order
@@ -92,8 +93,8 @@ def branch_notes(settings: Settings) -> tuple[str, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True)
-class Change:
+@dataclass(frozen=True, repr=False, eq=False)
+class Change(Frozen):
     """How one step's runs differ between two replays of the same commits."""
 
     key: str

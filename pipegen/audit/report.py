@@ -12,14 +12,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipegen.audit.replay import Audit, Change, Outcome
+from pipegen.frozen import Frozen
 from pipegen.markdown import cell
 
 SHOWN_KEYS = 6  # run keys listed per commit in text (JSON lists all)
 SHOWN_COMMITS = 3  # commits listed per gain or loss in text and Markdown (JSON lists all)
 
 
-@dataclass(frozen=True)
-class AuditReport:
+@dataclass(frozen=True, repr=False, eq=False)
+class AuditReport(Frozen):
     audit: Audit  # the working tree's declarations
     range: str  # what was replayed, as asked ("--last 500", "A..B")
     before: Audit | None = None  # the declarations at --compare REF

@@ -24,6 +24,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from pipegen.frozen import Frozen
+
 # Where Go's scans stop; each also stops at utf8.RuneError, which U+FFFD itself decodes to.
 _TEXT_END = {"": re.compile("[$\\\\\ufffd]"), "}": re.compile("[$\\\\}\ufffd]")}
 _NAME_END = re.compile(r"[^\w]")  # \w: letters, digits (any Unicode number) and `_`, as Go's identifier
@@ -39,13 +41,13 @@ class InterpolationError(Exception):
     """The upload fails: a brace Buildkite cannot parse, or `${NAME?message}` with NAME unset."""
 
 
-@dataclass(frozen=True)
-class Escaped:
+@dataclass(frozen=True, repr=False, eq=False)
+class Escaped(Frozen):
     """`$$` or `\\$`: one literal `$`."""
 
 
-@dataclass(frozen=True)
-class Expansion:
+@dataclass(frozen=True, repr=False, eq=False)
+class Expansion(Frozen):
     """`$NAME` or a `${...}` brace; `source` is its text as written."""
 
     name: str

@@ -14,11 +14,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from pipegen.frozen import Frozen
+
 _REFERENCE = re.compile(r"\{\{\s*matrix(?:\.([A-Za-z0-9_]+))?\s*\}\}")
 
 
-@dataclass(frozen=True)
-class Combination:
+@dataclass(frozen=True, repr=False, eq=False)
+class Combination(Frozen):
     values: tuple[tuple[str, str], ...]  # (dimension, value); one dimension named "" for {{matrix}}
     soft_fail: Any = None  # an adjustment's soft_fail, verbatim
 

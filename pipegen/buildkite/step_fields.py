@@ -13,12 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pipegen.frozen import Frozen
+
 # Buildkite's own aliases in a command step: the second name is pipegen's.
 ALIASES = {"command": "commands", "name": "label", "identifier": "key", "id": "key"}
 
 
-@dataclass(frozen=True)
-class Problem:
+@dataclass(frozen=True, repr=False, eq=False)
+class Problem(Frozen):
     """One field's value that the schema refuses."""
 
     field: str

@@ -17,11 +17,12 @@ from pipegen.check.file_index import FileIndex
 from pipegen.check.findings import LOAD_ERRORS, Finding, Report, strict
 from pipegen.check.import_graph import ImportGraph, ModuleFiles, SpecReader
 from pipegen.check.upload_text import upload_text_findings
+from pipegen.frozen import Frozen
 from pipegen.model import Declarations, Step
 
 
-@dataclass(frozen=True)
-class Inputs:
+@dataclass(frozen=True, repr=False, eq=False)
+class Inputs(Frozen):
     """Everything `check` looks at besides the declarations."""
 
     tracked: Sequence[str]

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from pipegen.buildkite.workdir import joined, map_workdir
+from pipegen.frozen import Frozen
 
 # pytest options that take a value in the next argument (when written without "=").
 PYTEST_VALUE_OPTIONS = frozenset(
@@ -43,8 +44,8 @@ ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 PYTHON = re.compile(r"^python(3(\.\d+)?)?$")
 
 
-@dataclass(frozen=True)
-class CommandPath:
+@dataclass(frozen=True, repr=False, eq=False)
+class CommandPath(Frozen):
     """A path a command names: `path` is repo-relative, `written` as in the command."""
 
     path: str

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from pipegen.frozen import Frozen
 from pipegen.markdown import cell
 from pipegen.model import Location
 
@@ -41,8 +42,8 @@ CODES = {
 LOAD_ERRORS: dict[str, Severity] = {"unmatched-key": "error"}
 
 
-@dataclass(frozen=True)
-class Finding:
+@dataclass(frozen=True, repr=False, eq=False)
+class Finding(Frozen):
     code: str
     severity: Severity
     location: Location
@@ -58,8 +59,8 @@ class Finding:
         return {**out, "files": list(self.files)} if self.files else out
 
 
-@dataclass(frozen=True)
-class Report:
+@dataclass(frozen=True, repr=False, eq=False)
+class Report(Frozen):
     findings: tuple[Finding, ...]
     notes: tuple[str, ...] = ()  # what could not be checked, and why
     stats: dict[str, int] = field(default_factory=dict)  # steps, files, test files ...

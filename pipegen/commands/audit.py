@@ -19,6 +19,7 @@ from pipegen.audit.history import LOG_FORMAT, Commit, parse_log
 from pipegen.audit.replay import Audit, Outcome, branch_notes, compare, replay
 from pipegen.audit.report import AuditReport, format_audit
 from pipegen.errors import EXIT_FINDINGS, DeclarationError, UsageError
+from pipegen.frozen import Frozen
 from pipegen.git import Git
 from pipegen.model import Declarations
 
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
 
 
-@dataclass(frozen=True)
-class AuditOptions:
+@dataclass(frozen=True, repr=False, eq=False)
+class AuditOptions(Frozen):
     """`pipegen audit`'s options."""
 
     root: str = "."

@@ -11,13 +11,14 @@ from pipegen.check.checker import Inputs, check
 from pipegen.check.findings import Finding, Report, format_report
 from pipegen.check.scan_cache import ScanCache
 from pipegen.errors import EXIT_FINDINGS, EXIT_USAGE, DeclarationError
+from pipegen.frozen import Frozen
 from pipegen.model import Declarations, Location
 
 AMD_TWIN_FILE = "test-amd.yaml"  # next to vLLM's ci_config.yaml
 
 
-@dataclass(frozen=True)
-class CheckOptions:
+@dataclass(frozen=True, repr=False, eq=False)
+class CheckOptions(Frozen):
     """`pipegen check`'s options."""
 
     root: str = "."

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import yaml
 
 from pipegen.errors import PipegenError, UsageError
+from pipegen.frozen import Frozen
 from pipegen.importer.pipeline import Pipeline
 
 if TYPE_CHECKING:
@@ -21,8 +22,8 @@ if TYPE_CHECKING:
 WRITTEN = ("pipegen.yaml", "hardware.yaml", "steps")
 
 
-@dataclass(frozen=True)
-class ImportOptions:
+@dataclass(frozen=True, repr=False, eq=False)
+class ImportOptions(Frozen):
     files: tuple[str, ...]
     out_dir: str | None = None
     force: bool = False

@@ -14,7 +14,7 @@ from pipegen.selection.chain import SelectArgs, load_declarations, select_for, w
 from pipegen.selection.inputs import Input, template_inputs
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class RenderOptions(SelectArgs):
     """`pipegen render`'s options."""
 

@@ -10,7 +10,7 @@ from pipegen.selection.chain import SelectArgs, select, warn_if_untrusted
 from pipegen.selection.report import render_selection
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class SelectOptions(SelectArgs):
     """`pipegen select`'s options."""
 

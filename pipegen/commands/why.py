@@ -21,7 +21,7 @@ from pipegen.selection.decide import decide, steps_by_key
 from pipegen.selection.report import render_why
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class WhyOptions(SelectArgs):
     """`pipegen why`'s options: the paths and steps to explain."""
 

@@ -20,11 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pipegen.frozen import Frozen
+
 GATE_FIELDS = ("key", "group", "label", "queue", "command", "gates")
 
 
-@dataclass(frozen=True)
-class Gate:
+@dataclass(frozen=True, repr=False, eq=False)
+class Gate(Frozen):
     key: str
     group: str
     label: str

@@ -18,11 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pipegen.frozen import Frozen
+
 KEYED_FIELDS = ("env", "timeout_in_minutes")
 
 
-@dataclass(frozen=True)
-class Keyed:
+@dataclass(frozen=True, repr=False, eq=False)
+class Keyed(Frozen):
     env: tuple[tuple[str, str], ...] = ()
     timeout_in_minutes: str | None = None  # text until the build's values fill it
 

@@ -10,13 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pipegen.frozen import Frozen
 from pipegen.hardware.build_gate import Gate
 from pipegen.hardware.build_keyed import Keyed
 from pipegen.hardware.build_wrap import Wrap
 
 
-@dataclass(frozen=True)
-class Variant:
+@dataclass(frozen=True, repr=False, eq=False)
+class Variant(Frozen):
     name: str
     branch: str | None = None  # fnmatch glob on the build's branch
     env: tuple[tuple[str, str], ...] = ()  # every variable must have this value
@@ -39,8 +40,8 @@ class Variant:
         return all(info.env.get(k) == v for k, v in self.env)
 
 
-@dataclass(frozen=True)
-class BuildSpec:
+@dataclass(frozen=True, repr=False, eq=False)
+class BuildSpec(Frozen):
     values: tuple[tuple[str, str], ...] = ()
     variants: tuple[Variant, ...] = ()
     variables: tuple[tuple[str, str], ...] = ()
@@ -52,8 +53,8 @@ class BuildSpec:
     keys: tuple[tuple[str, Keyed], ...] = ()  # job fields of the step with a declared key (build_keyed.py)
 
 
-@dataclass(frozen=True)
-class BuildInfo:
+@dataclass(frozen=True, repr=False, eq=False)
+class BuildInfo(Frozen):
     """What Buildkite says about the build (read from the environment at the edge)."""
 
     branch: str = ""

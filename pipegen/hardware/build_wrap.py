@@ -23,11 +23,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from pipegen.frozen import Frozen
+
 _FIELD = re.compile(r"\{(command|index|total|preview_b64)\}")
 
 
-@dataclass(frozen=True)
-class Wrap:
+@dataclass(frozen=True, repr=False, eq=False)
+class Wrap(Frozen):
     before: tuple[str, ...] = ()
     command: str = "{command}"
     after: tuple[str, ...] = ()

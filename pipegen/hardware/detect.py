@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipegen.errors import UsageError
+from pipegen.frozen import Frozen
 
 HARDWARE_ENV = "PIPEGEN_HARDWARE"
 GPU_VENDORS = ("nvidia", "amd")  # what detection finds (through torch)
@@ -29,8 +30,8 @@ _ARCH = {"nvidia": re.compile(r"sm_\d+[a-z]?"), "amd": re.compile(r"gfx[0-9a-f]+
 _SYNTAX = "write 'cpu' or VENDOR:ARCH[:GPUS], e.g. 'nvidia:sm_90:2', 'amd:gfx942:8', 'intel:pvc' or 'apple:m2'"
 
 
-@dataclass(frozen=True)
-class Machine:
+@dataclass(frozen=True, repr=False, eq=False)
+class Machine(Frozen):
     """This machine as placement sees it: one GPU vendor and architecture, and a count."""
 
     vendor: str = "cpu"  # "cpu" (no usable GPU), "nvidia" or "amd"; intel, apple, other only as --hardware says

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from pipegen.frozen import Frozen
 from pipegen.model import Location, Step
 
 if TYPE_CHECKING:
@@ -31,16 +32,16 @@ DOCKER_PLUGIN = "docker#v5.12.0"  # a docker template's plugin unless it names o
 _COUNT_SUFFIX = re.compile(r"^(?P<family>.+?)[_:](?P<count>[0-9]+)$")
 
 
-@dataclass(frozen=True)
-class SetupCommand:
+@dataclass(frozen=True, repr=False, eq=False)
+class SetupCommand(Frozen):
     """A command run before a step's own; `min_gpus`: only on jobs with that many GPUs (all nodes)."""
 
     run: str
     min_gpus: int = 0
 
 
-@dataclass(frozen=True)
-class JobFields:
+@dataclass(frozen=True, repr=False, eq=False)
+class JobFields(Frozen):
     """What a template sets on its jobs besides the plugin (inventory `job:`).
 
     env: added to the step's (values may use {gpus}); retry: conditions put
@@ -69,8 +70,8 @@ class JobFields:
     lost_agent_retry: int = 0
 
 
-@dataclass(frozen=True)
-class Template:
+@dataclass(frozen=True, repr=False, eq=False)
+class Template(Frozen):
     """How a family's jobs are wrapped.
 
     kind "docker": the docker plugin (`plugin`, default DOCKER_PLUGIN) with
@@ -109,8 +110,8 @@ class Template:
 PLAIN = Template(name="plain")
 
 
-@dataclass(frozen=True)
-class Family:
+@dataclass(frozen=True, repr=False, eq=False)
+class Family(Frozen):
     """A kind of machine: vendor, architecture, one queue per GPU count; or chosen by agent tags alone."""
 
     name: str
@@ -146,8 +147,8 @@ class Family:
         return None
 
 
-@dataclass(frozen=True)
-class Route:
+@dataclass(frozen=True, repr=False, eq=False)
+class Route(Frozen):
     """Steps without a device whose label or key matches go to `family`."""
 
     family: str
@@ -162,8 +163,8 @@ class Route:
         return self.label is not None or self.key is not None
 
 
-@dataclass(frozen=True)
-class Inventory:
+@dataclass(frozen=True, repr=False, eq=False)
+class Inventory(Frozen):
     families: tuple[Family, ...]
     default: str | None = None  # family of steps that name no hardware
     no_gpu: str | None = None  # family of no_gpu steps that name no hardware
@@ -193,8 +194,8 @@ class Inventory:
         return None
 
 
-@dataclass(frozen=True)
-class Job:
+@dataclass(frozen=True, repr=False, eq=False)
+class Job(Frozen):
     """One step placed on one family: what render and run need to know."""
 
     step: Step

@@ -13,14 +13,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from pipegen.frozen import Frozen
+
 Outcome = Literal["passed", "failure", "skipped"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-@dataclass(frozen=True)
-class Case:
+@dataclass(frozen=True, repr=False, eq=False)
+class Case(Frozen):
     name: str
     classname: str
     seconds: float

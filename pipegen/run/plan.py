@@ -21,6 +21,7 @@ from pipegen.buildkite.dollars import Dollars, deliverable, uploaded
 from pipegen.buildkite.keys import declared_keys
 from pipegen.buildkite.workdir import map_workdir
 from pipegen.errors import DeclarationError, UsageError, suggest
+from pipegen.frozen import Frozen
 from pipegen.hardware.detect import GPU_VENDORS, Machine
 from pipegen.hardware.model import Inventory
 from pipegen.hardware.placement import place
@@ -33,7 +34,7 @@ DEFAULT_LOG_DIR = ".pipegen/logs"  # under the repository root
 FAILED = ("failed", "timed out", "interrupted")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class RunOptions(SelectArgs):
     """`pipegen run`'s options: the selection's, and how to run."""
 
@@ -47,8 +48,8 @@ class RunOptions(SelectArgs):
     environ: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Planned:
+@dataclass(frozen=True, repr=False, eq=False)
+class Planned(Frozen):
     """One step placed on this machine, ready to run."""
 
     step: Step
@@ -78,8 +79,8 @@ class Planned:
         return f"[{n}/{total}] {self.key} on {self.hardware}"
 
 
-@dataclass(frozen=True)
-class Unrunnable:
+@dataclass(frozen=True, repr=False, eq=False)
+class Unrunnable(Frozen):
     key: str  # the declared step's key
     step: Step  # its first target, for group and location
     whys: tuple[str, ...]  # one per target
@@ -90,16 +91,16 @@ class Unrunnable:
         return "; ".join(self.whys)
 
 
-@dataclass(frozen=True)
-class RunPlan:
+@dataclass(frozen=True, repr=False, eq=False)
+class RunPlan(Frozen):
     machine: Machine
     runs: tuple[Planned, ...]
     unrunnable: tuple[Unrunnable, ...]
     header: tuple[str, ...]  # what was selected, and how
 
 
-@dataclass(frozen=True)
-class Result:
+@dataclass(frozen=True, repr=False, eq=False)
+class Result(Frozen):
     planned: Planned
     status: Status
     seconds: float = 0.0

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pipegen.errors import EXIT_FINDINGS, PipegenError, UsageError
+from pipegen.frozen import Frozen
 from pipegen.model import ChangeSet, Declarations, LabelRule, Options, Selection, Settings
 
 if TYPE_CHECKING:
@@ -27,8 +28,8 @@ class DiffError(PipegenError):
     exit_code = EXIT_FINDINGS
 
 
-@dataclass(frozen=True)
-class SelectArgs:
+@dataclass(frozen=True, repr=False, eq=False)
+class SelectArgs(Frozen):
     """What the selection options of the CLI ask for."""
 
     root: str = "."
