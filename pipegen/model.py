@@ -1,9 +1,8 @@
 """The data that flows through pipegen: declarations in, decisions out.
 
-Everything here is plain, immutable data. Loading (declarations/), the change set
-(selection/changes.py), deciding (selection/decide.py), placing on hardware
-(hardware/placement.py; the hardware's own types are hardware/model.py) and rendering (render/)
-all speak these types.
+Everything here is plain, immutable data. Loading (declarations/), the change set (selection/changes.py),
+deciding (selection/decide.py), placing on hardware (hardware/placement.py; the hardware's own types are
+hardware/model.py) and rendering (render/) all speak these types.
 """
 
 from __future__ import annotations
@@ -38,9 +37,7 @@ class Location(Frozen):
     column: int = 0  # 1-based; 0 when unknown
 
     def __str__(self) -> str:
-        if self.line:
-            return f"{self.file}:{self.line}:{self.column or 1}"
-        return self.file
+        return f"{self.file}:{self.line}:{self.column or 1}" if self.line else self.file
 
 
 def _written(check: str, default: Any = MISSING, *, key: str | None = None, read_by: str = "steps legacy") -> Any:
