@@ -52,6 +52,10 @@ def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
                      "(also $PIPEGEN_ONLY_STEP_KEYS / $VLLM_CI_ONLY_STEP_KEYS, a JSON array)."),
         click.option("--all", "run_all", is_flag=True, help="Run every step (also RUN_ALL=1)."),
         click.option("--nightly", is_flag=True, help="Nightly: optional steps run too (also NIGHTLY=1)."),
+        click.option("--unselected", type=click.Choice(["block", "skip", "omit"]), default=None,
+                     help="Steps the change does not select: a block step to click (block), shown as skipped "
+                     "(skip), or left out (omit). Default: the config's 'unselected' (vLLM: block). With block, a "
+                     "step before a declared wait or block that a running step follows runs too."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -132,9 +136,6 @@ def why(**options: Any) -> int:
 
 @cli.command()
 @_selection_options
-@click.option("--unselected", type=click.Choice(["block", "skip", "omit"]), default=None,
-              help="Steps the change does not select: a block step to click (block), shown as skipped (skip), "
-              "or left out (omit). Default: the config's 'unselected' (vLLM: block).")
 @click.option("--templates", metavar="DIR", help="Templates that override the shipped ones (pipeline.j2, command.j2, "
               "block.j2, docker.j2, kubernetes.j2, plain.j2); see templates/ in pipegen's source. A change to a "
               "file in DIR selects the steps rendered through it.")

@@ -187,8 +187,7 @@ class Settings(Frozen):
     build_values: tuple[tuple[str, str], ...] = ()
     # Legacy test-amd.yaml: only steps whose mirror_hardwares holds this tag exist.
     mirror_tag: str | None = None
-    # Explicit keys (--only, $VLLM_CI_ONLY_STEP_KEYS) name only declared `key:`s of declared steps
-    # (vLLM's generator: a label-derived key or an AMD mirror is an unknown key).
+    # --only, $VLLM_CI_ONLY_STEP_KEYS: declared `key:`s only (vLLM: a label-derived or AMD mirror key is unknown)
     only_declared_keys: bool = False
     # The page's order (render/order.py): "declared", or "name" (vLLM: groups by name, steps by label).
     order: Literal["declared", "name"] = "declared"
@@ -292,6 +291,7 @@ class Options(Frozen):
     run_all: str = ""  # why everything was asked for ("--all", "RUN_ALL=1"); "" = not asked
     noauto: bool = False
     docs_only_disable: bool = False
+    unselected: str | None = None  # block, skip or omit (None: the config's); block pulls more in: pull_in.py
 
 
 @dataclass(frozen=True, repr=False, eq=False)

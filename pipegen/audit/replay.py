@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pipegen.audit.history import Commit
 from pipegen.frozen import Frozen
 from pipegen.model import ChangeSet, Declarations, Options, Settings
-from pipegen.selection.decide import NEEDED, decide
+from pipegen.selection.decide import decide
+from pipegen.selection.pull_in import NEEDED
 
 
 @dataclass(frozen=True, repr=False, eq=False)

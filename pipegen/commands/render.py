@@ -18,7 +18,6 @@ from pipegen.selection.inputs import Input, template_inputs
 class RenderOptions(SelectArgs):
     """`pipegen render`'s options."""
 
-    unselected: str | None = None  # block, skip or omit; None: the config's
     templates: str | None = None  # a folder of templates overriding the shipped ones
     annotation_file: str | None = None
     environ: Mapping[str, str] = field(default_factory=dict)

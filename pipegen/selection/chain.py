@@ -42,6 +42,7 @@ class SelectArgs(Frozen):
     only: tuple[str, ...] = ()
     run_all: bool = False
     nightly: bool = False
+    unselected: str | None = None  # block, skip or omit; None: the config's
 
 
 def load_declarations(args: SelectArgs, environ: Mapping[str, str]) -> Declarations:
@@ -75,6 +76,7 @@ def options_from(args: SelectArgs, decl: Declarations, environ: Mapping[str, str
         # vLLM's generator skips a docs-only change only where DOCS_ONLY_DISABLE is unset or 0.
         docs_only_disable=environ.get("DOCS_ONLY_DISABLE", "0") != "0",
         added=label_additions(decl.settings.labels, environ),
+        unselected=args.unselected,
     )
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
 from pipegen.errors import UsageError
 from pipegen.model import (
@@ -31,8 +30,7 @@ from pipegen.model import (
 )
 from pipegen.selection.inputs import Input, own_inputs
 from pipegen.selection.matching import StepIndex, first_match
-
-NEEDED = "needed-by"  # the rule of a step that runs because a step that runs depends on it
+from pipegen.selection.pull_in import conditions, with_dependencies
 
 
 def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Sequence[Input] = ()) -> Selection:
@@ -65,8 +63,8 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
             action, reason = _decide_step(step, match, settings, rule_hits, options, only, forced, added.get(step.key))
             if reason.file is not None and reason.file in via:  # say the path git names
                 reason = replace(reason, text=_as_named(reason.text, reason.file, via), file=via[reason.file])
-            decisions.append(Decision(step, action, (reason, *_conditions(step, action))))
-        decisions = _with_dependencies(decl, decisions)
+            decisions.append(Decision(step, action, (reason, *conditions(step, action))))
+        decisions = with_dependencies(decl, decisions, options.unselected or settings.unselected)
     return Selection(
         decisions=tuple(decisions),
         changes=changes,
@@ -91,25 +89,6 @@ def _as_read(decl: Declarations, files: list[str]) -> tuple[list[str], dict[str,
 
 def _as_named(text: str, file: str | None, via: dict[str, str]) -> str:
     return text.replace(file, f"{via[file]} (read as {file})", 1) if file is not None and file in via else text
-
-
-def _with_dependencies(decl: Declarations, decisions: list[Decision]) -> list[Decision]:
-    """Every step a running step depends_on runs too, transitively (Buildkite fails a build whose depends_on
-    names a step not in it, and a blocked one would hold it forever): render runs them, so every command
-    says so and counts them. Breadth first in declaration order, so the first dependent is named."""
-    index = {d.step.key: i for i, d in enumerate(decisions)}
-    pending = [d.step.key for d in decisions if d.action == "run"]
-    running = set(pending)
-    for key in pending:  # grows while it is walked
-        for target in decl.needs(decisions[index[key]].step):  # a group key: each step of the group
-            if target in running or target not in index:  # an external step is uploaded elsewhere
-                continue
-            running.add(target)
-            pending.append(target)
-            was = decisions[index[target]]
-            reason = Reason(NEEDED, f"needed by selected step '{key}' (depends_on); was: {was.reasons[0].text}")
-            decisions[index[target]] = Decision(was.step, "run", (reason, *_conditions(was.step, "run")))
-    return decisions
 
 
 def steps_by_key(decl: Declarations, keys: Sequence[str]) -> list[Step]:
@@ -188,26 +167,6 @@ def _undeclared_fix(step: Step | None, key: str) -> str:
     if step.mirror is not None:
         return f"'{key}' is an AMD mirror, which only runs by the change: name '{step.origin}' or unset the keys"
     return f"give the step '{step.label}' ({step.location}) 'key: {key}'"
-
-
-def _conditions(step: Step, action: str) -> tuple[Reason, ...]:
-    """A step in the pipeline that carries Buildkite's own `if`, `branches` or `if_changed` (the agent's own
-    diff at upload): Buildkite may still skip it."""
-    if action == "skip" or not step.buildkite:
-        return ()
-    out = []
-    for name in ("if", "branches", "if_changed"):
-        value = step.field(name)
-        if value is not None:
-            out.append(Reason("buildkite-condition", f"Buildkite may still skip it ({name}: {_text(value)})"))
-    return tuple(out)
-
-
-def _text(value: Any) -> str:
-    """A condition as written: a string, a list of them, or if_changed's {include: ..., exclude: ...}."""
-    if isinstance(value, dict):
-        return " ".join(f"{k}: {_text(v)}" for k, v in value.items())
-    return value if isinstance(value, str) else " ".join(map(str, value))
 
 
 def _run_all(decl: Declarations, changes: ChangeSet, options: Options, files: list[str]) -> str:

@@ -8,8 +8,8 @@ from typing import Any
 
 from pipegen.markdown import cell
 from pipegen.model import ACTIONS, Decision, Selection, Step
-from pipegen.selection.decide import NEEDED
 from pipegen.selection.matching import explain
+from pipegen.selection.pull_in import NEEDED
 
 HEADINGS = {"run": "Run", "block": "Blocked (wait to be unblocked)", "skip": "Skipped"}
 

@@ -139,13 +139,14 @@ def test_a_running_step_after_a_block_of_another_step_does_not_wait_for_it(tmp_p
     assert g.waits_for("q") == set()
     wait = next(n for n, k in g.kinds.items() if k == "wait")
     assert wait in g.waits_for("r") and wait in g.waits_for("t") and "block-s" not in g.waits_for("t")
-    # the declared wait keeps its meaning: it waits for every step before it, the blocked P included,
-    # and the annotation says so
-    assert {"p", "q", "block-p"} <= g.waits_for(wait)
+    # the declared wait keeps its meaning: it waits for every step before it, so P, unselected, runs (decide
+    # pulls it in for R and T: a block there would stall them)
+    assert {"p", "q"} <= g.waits_for(wait) and "block-p" not in g.kinds
+    # where no step after the wait runs, it still waits for the blocks before it, and the annotation says so
     why = tmp_path / "why.md"
-    assert render(root, "--annotation", str(why), files="src/a.c\n").exit_code == 0
+    assert render(root, "--annotation", str(why), files="x/a.c\n").exit_code == 0
     assert "> The wait step at .buildkite/steps/b.yaml:6:5 waits for every step before it, blocked ones included " \
-           "(block-p): the steps after it start once those are unblocked and pass." in why.read_text()
+           "(block-p, block-q): the steps after it start once those are unblocked and pass." in why.read_text()
     assert render(root, "--all", "--annotation", str(why)).exit_code == 0 and "wait step at" not in why.read_text()
 
 
@@ -171,10 +172,11 @@ steps:
   - {label: E, key: e, commands: [e], source_file_dependencies: [src/]}
 """})
     steps = assert_valid(render(root, files="src/a.c\n").stdout)["steps"]
-    assert steps[1] == {"wait": None, "key": "wait-a-2"} and steps[5]["key"] == "wait-a-5"
-    assert [s.get("depends_on") for s in steps if s.get("key") in ("c", "e")] == [["wait-a-2"],
-                                                                                  ["wait-a-2", "wait-a-5"]]
-    assert steps[8] == {"input": "Notes"}
+    assert steps[1] == {"wait": None, "key": "wait-a-2"} and steps[4]["key"] == "wait-a-5"
+    # B runs (E follows the conditional wait, which waits for it), so C follows no block; E follows D's
+    assert [s.get("depends_on") for s in steps if s.get("key") in ("b", "c", "e")] == [None, None,
+                                                                                       ["wait-a-2", "wait-a-5"]]
+    assert steps[7] == {"input": "Notes"}
 
 
 def test_a_declared_empty_depends_on_is_kept_it_waits_for_no_wait_or_block_before_it(tmp_path):
@@ -244,7 +246,8 @@ def user_structure(g: Graph) -> tuple[list[str], set[str]]:
 @given(files=declarations(), mode=st.sampled_from(["block", "skip", "omit"]))
 def test_selecting_changes_which_steps_run_never_when_a_running_step_starts(tmp_path_factory, files, mode):
     """Each running step waits for exactly what it waits for when everything runs (a user's wait or block
-    is reached, not passed), so never for the block step of another step."""
+    is reached, not passed), so never for the block step of another step; with `unselected: block`, not even
+    through a user's wait or block (decide runs every step it waits for: a block there would stall it)."""
     root = own_repo(tmp_path_factory.mktemp("repo"), files)
     selected = render(root, "--unselected", mode, files="src/a.c\n")
     everything = render(root, "--all")
@@ -257,6 +260,8 @@ def test_selecting_changes_which_steps_run_never_when_a_running_step_starts(tmp_
     for name in running(ours, gates(ours, blocks)):
         expected = {same.get(n, n) for n in all_run.waits_for(name, stop=theirs)}
         assert ours.waits_for(name, stop=barriers) == expected & set(ours.kinds), (name, files)
+        if mode == "block":
+            assert ours.waits_for(name) & gates(ours, blocks) == set(), (name, files)
 
 
 # --------------------------------------------------------------------------- vLLM's preset
