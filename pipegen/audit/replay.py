@@ -14,7 +14,7 @@ from pipegen.audit.history import Commit
 from pipegen.frozen import Frozen
 from pipegen.model import ChangeSet, Declarations, Options, Settings
 from pipegen.selection.decide import decide
-from pipegen.selection.pull_in import NEEDED
+from pipegen.selection.pull_in import NEEDED, needed_how
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -27,7 +27,8 @@ class Outcome(Frozen):
     skipped: frozenset[str]
     run_all: str = ""  # why everything runs ("" = not): the file and the pattern
     docs_only: str = ""  # why everything is skipped ("" = not)
-    needed: frozenset[str] = frozenset()  # of `run`: only because a step that runs depends on them
+    needed: frozenset[str] = frozenset()  # of `run`: only because a step that runs waits for them
+    needed_how: str = ""  # how: depends_on, a declared wait or block it follows
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -79,7 +80,7 @@ def replay(decl: Declarations, commits: Iterable[Commit]) -> Iterator[Outcome]:
                 for action in ("run", "block", "skip")}
         needed = frozenset(d.step.key for d in selection.decisions if d.reasons[0].rule == NEEDED)
         yield Outcome(commit, keys["run"], keys["block"], keys["skip"], selection.run_all_reason,
-                      selection.skip_reason, needed)
+                      selection.skip_reason, needed, needed_how(selection.decisions))
 
 
 def branch_notes(settings: Settings) -> tuple[str, ...]:

@@ -103,7 +103,7 @@ def _text(report: AuditReport) -> str:
         keys = sorted(o.run)
         shown = ", ".join(keys[:SHOWN_KEYS]) + (f" (+{len(keys) - SHOWN_KEYS})" if len(keys) > SHOWN_KEYS else "")
         why = _why(o)
-        needed = f" ({len(o.needed)} of them needed by a step that runs: depends_on)" if o.needed and not why else ""
+        needed = f" ({len(o.needed)} of them needed by a step that runs: {o.needed_how})" if o.needed else ""
         lines.append(f"{o.commit.short:<12}  {len(o.run):>4} {len(o.waiting):>4} {len(o.skipped):>4}  "
                      + (why or shown + needed))
     never, optional = audit.never_run(), audit.never_run(optional=True)

@@ -9,12 +9,14 @@ counts as finished and with `omit` it is not there: nothing stalls, nothing is p
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from pipegen.buildkite.implicit import implicit_waits
 from pipegen.model import Decision, Declarations, Reason, Step
 
 NEEDED = "needed-by"  # the rule of a step that runs because a step that runs waits for it
+FOLLOWS = "(it follows the "  # in the text of one needed by a step after a declared wait or block
 
 
 def with_dependencies(decl: Declarations, decisions: list[Decision], unselected: str) -> list[Decision]:
@@ -41,9 +43,17 @@ def with_dependencies(decl: Declarations, decisions: list[Decision], unselected:
             wait = barrier.step
             for target in barrier.waits_for:  # a skipped step is not in the pipeline: nothing waits for it
                 if target not in running and decisions[index[target]].action == "block":
-                    pull(target, f"needed by selected step '{key}' (it follows the {wait.kind} step at "
+                    pull(target, f"needed by selected step '{key}' {FOLLOWS}{wait.kind} step at "
                                  f"{wait.location}, which waits for every step before it)")
     return decisions
+
+
+def needed_how(decisions: Iterable[Decision]) -> str:
+    """How the steps that run only because a step that runs waits for them are waited for."""
+    texts = [d.reasons[0].text for d in decisions if d.reasons[0].rule == NEEDED]
+    ways = ("depends_on" if any(FOLLOWS not in t for t in texts) else "",
+            "a declared wait or block it follows" if any(FOLLOWS in t for t in texts) else "")
+    return ", ".join(w for w in ways if w)
 
 
 def conditions(step: Step, action: str) -> tuple[Reason, ...]:

@@ -9,7 +9,7 @@ from typing import Any
 from pipegen.markdown import cell
 from pipegen.model import ACTIONS, Decision, Selection, Step
 from pipegen.selection.matching import explain
-from pipegen.selection.pull_in import NEEDED
+from pipegen.selection.pull_in import NEEDED, needed_how
 
 HEADINGS = {"run": "Run", "block": "Blocked (wait to be unblocked)", "skip": "Skipped"}
 
@@ -43,12 +43,12 @@ def summary(sel: Selection) -> str:
     parts = [f"{counts[a]} {a}" for a in ACTIONS]
     needed = needed_count(sel)
     if needed:
-        parts[0] += f" ({needed} of them needed by a step that runs: depends_on)"
+        parts[0] += f" ({needed} of them needed by a step that runs: {needed_how(sel.decisions)})"
     return f"{', '.join(parts)} of {len(sel.decisions)} steps; {_changes_text(sel)}"
 
 
 def needed_count(sel: Selection) -> int:
-    """Steps that run only because a step that runs depends on them (render runs them too)."""
+    """Steps that run only because a step that runs waits for them (render runs them too)."""
     return sum(1 for d in sel.decisions if d.reasons[0].rule == NEEDED)
 
 

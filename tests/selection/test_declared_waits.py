@@ -16,7 +16,7 @@ import textwrap
 from click.testing import CliRunner
 
 from pipegen.cli import cli
-from tests.helpers import all_steps, assert_valid, render
+from tests.helpers import all_steps, assert_valid, commit_files, git_repo, render
 from tests.render.buildkite_order import Graph
 
 A_WAIT_B = """
@@ -161,3 +161,23 @@ def test_a_wait_that_may_be_left_out_counts_with_the_one_before_it(tmp_path):
     found = select(root)
     assert actions(found) == {"a": "run", "approve": "run", "b": "run"}
     assert "(it follows the block step at .buildkite/steps/s.yaml:4:5," in found["a"]["reasons"][0]["text"]
+
+
+def test_every_command_says_and_counts_it(tmp_path):
+    root = git_repo(tmp_path / "repo", {".buildkite/pipegen.yaml": "steps: [.buildkite/steps]\n",
+                                        ".buildkite/steps/s.yaml": A_WAIT_B, "a/x.py": "", "b/x.py": ""})
+    commit_files(root, {"b/x.py": "change\n"})
+
+    def pipegen(*args: str) -> str:
+        result = CliRunner().invoke(cli, [args[0], "--root", str(root), *args[1:]], env={"PIPEGEN_CACHE_DIR": ""})
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    said = "3 run (1 of them needed by a step that runs: a declared wait or block it follows)"
+    assert pipegen("select", "--committed-only", "--base", "HEAD^").startswith(said)
+    assert "runs a too: needed by selected step 'b' (it follows the wait step at" in pipegen("why", "b/x.py")
+    assert said.replace("3 run", "3    0    0  a, b, wait-s-2") in pipegen("audit", "--last", "1")
+    plan = pipegen("run", "--hardware", "cpu", "--dry-run", "--committed-only", "--base", "HEAD^")
+    assert "[1/2] a on default" in plan and "[2/2] b on default" in plan, plan
+    plan = pipegen("run", "--hardware", "cpu", "--dry-run", "--committed-only", "--base", "HEAD^", "--unselected", "skip")
+    assert "[1/1] b on default" in plan, plan
