@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from pipegen.cli import cli
 from tests.helpers import DEVICES_HARDWARE, commit_files, declarations, git, git_repo, write_files
+from tests.render.buildkite_order import Graph
 
 ENTRIES = ["src/", "src/a/", "lib", "tests/", "!src/a/vendored/", "src/*.py", "docs/", "docker/"]
 FILES = ["src/a/x.py", "src/a/vendored/v.py", "src/b.py", "lib/l.py", "tests/t.py", "docs/i.md", "README.md",
@@ -39,9 +40,10 @@ def invoke(root: Path, *args: str, files: list[str] | None = None, env: dict[str
     return result.stdout
 
 
-def selected(root: Path, files: list[str], env: dict[str, str] | None = None) -> set[str]:
-    data = json.loads(invoke(root, "select", "--format", "json", files=files, env=env))
-    return {s["key"] for s in data["steps"] if s["action"] == "run"}
+def selected(root: Path, files: list[str], env: dict[str, str] | None = None, *args: str) -> set[str]:
+    """The steps `select` runs, a declared wait (always in the pipeline) not counted."""
+    data = json.loads(invoke(root, "select", "--format", "json", *args, files=files, env=env))
+    return {s["key"] for s in data["steps"] if s["action"] == "run" and s["reasons"][0]["rule"] != "structure"}
 
 
 def command_steps(pipeline: dict[str, Any]) -> list[dict[str, Any]]:
@@ -52,22 +54,28 @@ def command_steps(pipeline: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def rendered_runs(root: Path, files: list[str], unselected: str, env: dict[str, str] | None = None) -> set[str]:
-    """The command steps render uploads that run on their own: no block step before them, no `skip`."""
-    pipeline = yaml.safe_load(invoke(root, "render", "--unselected", unselected, files=files, env=env))
-    blocks = {s["key"] for item in pipeline["steps"] for s in item.get("steps", [item]) if "block" in s}
-    return {s["key"] for s in command_steps(pipeline)
-            if "skip" not in s and not blocks & set(s.get("depends_on") or ())}
+    """The command steps render uploads that run on their own: no `skip`, and no block step that they wait for,
+    directly or through a declared wait (tests/render/buildkite_order.py: when Buildkite starts a step)."""
+    graph = Graph(yaml.safe_load(invoke(root, "render", "--unselected", unselected, files=files, env=env)))
+    blocks = {name for name, kind in graph.kinds.items() if kind == "block"}
+    return {name for name in graph.commands() if "skip" not in graph.steps[name] and not graph.waits_for(name) & blocks}
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(declarations(ENTRIES, devices=DEVICES), st.lists(st.sampled_from(FILES), max_size=4, unique=True),
        st.sampled_from(["block", "skip", "omit"]),
-       st.sampled_from([{}, {"NIGHTLY": "1"}, {"NOAUTO": "1"}, {"DOCS_ONLY_DISABLE": "1"}]))
-def test_select_runs_exactly_what_render_runs(files, changes, unselected, env):
+       st.sampled_from([{}, {"NIGHTLY": "1"}, {"NOAUTO": "1"}, {"DOCS_ONLY_DISABLE": "1"}]),
+       st.integers(0, 6))
+def test_select_runs_exactly_what_render_runs(files, changes, unselected, env, wait_at):
+    """With the same --unselected, and a declared wait among the steps (`wait_at`; after the last one it holds
+    nothing back): with block, the steps before a wait that a running step follows run too, unblocked."""
+    steps = yaml.safe_load(files[".buildkite/steps/s.yaml"])["steps"]
+    files = {**files, ".buildkite/steps/s.yaml": yaml.safe_dump({"steps": [*steps[:wait_at], "wait", *steps[wait_at:]]})}
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         write_files(root, files)
-        assert selected(root, changes, env) == rendered_runs(root, changes, unselected, env)
+        assert selected(root, changes, env, "--unselected", unselected) == rendered_runs(root, changes, unselected,
+                                                                                         env)
 
 
 def replay_equals_select(root: Path, commits: int) -> None:
