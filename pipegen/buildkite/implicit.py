@@ -17,14 +17,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pipegen.frozen import Frozen
 from pipegen.model import Declarations, Step
 
 BARRIERS = ("wait", "block")
 CONDITIONS = ("if", "branches")  # a wait or block that may be left out of the build
 
 
-@dataclass(frozen=True)
-class Barrier:
+@dataclass(frozen=True, repr=False, eq=False)
+class Barrier(Frozen):
     """A declared wait or block step and the steps it waits for implicitly (none where it has `depends_on`)."""
 
     step: Step
