@@ -26,6 +26,10 @@ PLUGIN_STEP_FIELDS = ("group", "trigger", "label", "branches", "if", "build", "c
                       "depends_on", "key", "secrets", "steps", "allow_dependency_failure", "matrix")
 PLUGIN_OPTIONS = ("diff", "wait", "log_level", "interpolation", "watch", "env", "notify", "hooks", "meta_data")
 DEFAULT_DIFF = "git diff --name-only HEAD~1"
+# An upload step's fields that do not hold for the steps it uploads: two uploads of one file that differ
+# only in these are one upload under either `if`.
+OWN_FIELDS = ("if", "label", "name", "key", "identifier", "id", "agents", "timeout_in_minutes", "retry",
+              "soft_fail", "priority", "notify", "artifact_paths", "cancel_on_build_failing")
 TAKES = {"branches": ("command", "group", "trigger", "block", "input"), "if_changed": ("command", "group", "trigger")}
 
 
@@ -57,6 +61,7 @@ def splice_uploads(pipeline: Pipeline, read: Callable[[list[str]], Pipeline | st
     pipeline, or why not), and so on in the uploaded files; a generated pipeline is named as not importable."""
     out: list[Node] = []
     spliced = {pipeline.file: Node("command", {}, Location(pipeline.file, 1, 1))} if spliced is None else spliced
+    pipeline.steps = _join_twins(pipeline.steps, notes)
     for node in pipeline.steps:
         found = upload_paths(node) if node.kind == "command" else None
         if found is None:
@@ -72,22 +77,57 @@ def splice_uploads(pipeline: Pipeline, read: Callable[[list[str]], Pipeline | st
             out.append(node)
             continue
         if uploaded.file in spliced:  # one pipeline holds a step once; which upload ran was the build's choice
-            missing.append(f"{node.where}: {_named(node)} uploads {uploaded.file} again (also "
-                           f"uploaded at {spliced[uploaded.file].where}); its steps are imported once, at the first")
+            first = spliced[uploaded.file]
+            at = next((i for i, n in enumerate(pipeline.steps) if n is first), None)
+            why = "" if at is None else f"; {_apart(first, node, pipeline.steps[at + 1:])}"
+            missing.append(f"{node.where}: {_named(node)} uploads {uploaded.file} again (also uploaded at "
+                           f"{first.where}{why}); its steps are imported once, at the first")
             continue
         spliced[uploaded.file] = node
         splice_uploads(uploaded, read, missing, notes, spliced)
         notes.append(f"{node.where}: the upload of {uploaded.file} is replaced by its {len(uploaded.steps)} steps")
         for step in uploaded.steps:
             _fold_top(step, uploaded.top)
-        _inherit_conditions(node, uploaded.steps, missing)
+        _inherit_conditions(node, uploaded.steps, missing, notes)
         out.extend(uploaded.steps)
     pipeline.steps = out
 
 
-def _inherit_conditions(upload: Node, steps: list[Node], missing: list[str]) -> None:
+def _join_twins(steps: list[Node], notes: list[str]) -> list[Node]:
+    """Two uploads of one file that differ only in their `if` (one per branch of it, as elastic/elastic-agent
+    writes them) -> the first, under `(A) || (B)`: Buildkite uploaded the steps when either held."""
+    out: list[Node] = []
+    for node in steps:
+        found = upload_paths(node) if node.kind == "command" else None
+        at = next((i for i, n in enumerate(out) if isinstance(found, list) and n.kind == "command"
+                   and upload_paths(n) == found), None)
+        if at is None or _apart(out[at], node, out[at + 1:]):
+            out.append(node)
+            continue
+        first, conditions = out[at], (out[at].fields.get("if"), node.fields.get("if"))
+        if any(c in (None, "") for c in conditions):  # one upload ran on every build
+            first.fields.pop("if", None)
+        else:
+            first.fields["if"] = f"({conditions[0]}) || ({conditions[1]})"
+        notes.append(f"{node.where}: {_named(node)} uploads {' '.join(found or ())} again (also at {first.where}) "
+                     "under another if: its steps are written once, where either upload's if holds")
+    return out
+
+
+def _apart(first: Node, second: Node, between: list[Node]) -> str:
+    """Why two uploads of one file are not one upload under either `if` ("" when they are)."""
+    differ = sorted(n for n in {*first.fields, *second.fields} - set(OWN_FIELDS)
+                    if first.fields.get(n) != second.fields.get(n))
+    if differ:
+        return f"the two uploads differ in {', '.join(differ)}"
+    return "a wait, block or input lies between them" if any(n.kind in ("wait", "block", "input")
+                                                              for n in between) else ""
+
+
+def _inherit_conditions(upload: Node, steps: list[Node], missing: list[str], notes: list[str]) -> None:
     """The upload step ran only when its `if`, `branches` and `if_changed` held, so the steps it uploaded
-    existed only then: each uploaded step gets them (an `if` joined to its own with &&)."""
+    existed only then: each uploaded step gets them (an `if` joined to its own with &&; an `if_changed` under
+    the step's own is left out, so the step runs at least whenever Buildkite ran it)."""
     where = f"{upload.where}: upload {_named(upload)}"
     for name in ("depends_on", "skip"):
         if upload.fields.get(name) not in (None, False, [], ""):
@@ -102,6 +142,11 @@ def _inherit_conditions(upload: Node, steps: list[Node], missing: list[str]) -> 
                 step.fields["if"] = value if own is None else f"({value}) && ({own})"
             elif step.kind not in TAKES[name]:
                 missing.append(f"{where}: its {name} for its {step.kind} step {step.where} (no field holds it)")
+            elif name == "if_changed" and (own is not None or _has(step.children, name)):
+                shown = value if isinstance(value, str) else json.dumps(value)
+                notes.append(f"{where}: its if_changed ({shown}) is left out for {_named(step)} ({step.where}), "
+                             "which has its own: Buildkite ran it only when both matched; pipegen runs it whenever "
+                             "its own matches, so it may run more often than before (one path list cannot say both)")
             elif own is not None or _has(step.children, name):
                 missing.append(f"{where}: its {name} for step '{step.label or step.key}', which has its own "
                                f"{step.where} (no field holds both)")
@@ -201,7 +246,7 @@ def _watched(node: Node, name: str, options: dict[str, Any], folders: Sequence[s
     out = list(steps.values())
     if options.get("wait"):
         out.append(Node("wait", {}, node.where))
-    _inherit_conditions(node, out, missing)
+    _inherit_conditions(node, out, missing, notes)
     notes.append(f"{where} ({flavour} paths) is replaced by the {len(steps)} steps it uploads, each selected by "
                  "its watch paths")
     return out

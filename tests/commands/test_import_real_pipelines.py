@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from pipegen.cli import cli
 
-from ..helpers import commit_files
+from ..helpers import commit_files, git
 from .test_import import repo, run, steps_of
 
 ANCHORS_AND_UPLOADS = """\
@@ -42,8 +42,9 @@ FIPS = "steps:\n  - {label: fips, key: fips, command: make fips, if: build.branc
 
 
 def select(root, *paths):
-    commit_files(root, {}, "import")
-    commit_files(root, dict.fromkeys(paths, "x\n"))
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--allow-empty", "-m", "import")
+    commit_files(root, dict.fromkeys(paths, f"{paths}\n"))  # a new text each time: every path changes
     result = CliRunner().invoke(cli, ["select", "--root", str(root), "--base", "HEAD~1", "--format", "json"],
                                 env={"PIPEGEN_CACHE_DIR": ""})
     return {s["key"]: s["action"] for s in json.loads(result.stdout)["steps"]}
@@ -52,7 +53,7 @@ def select(root, *paths):
 def test_the_conditions_of_an_upload_step_hold_for_the_steps_it_uploads(tmp_path):
     # elastic/elastic-agent: the upload step's if and if_changed decided whether its file's steps existed;
     # the upload of a file that an uploaded file names is followed too, and a second upload of the same file
-    # (the other branch of an `if`) is named instead of writing its steps twice.
+    # (the other branch of an `if`) that differs in more than its `if` is named instead of writing its steps twice.
     root = repo(tmp_path, ANCHORS_AND_UPLOADS, {".buildkite/integration.yml": INTEGRATION, ".buildkite/fips.yml": FIPS})
     result = run(root, ".buildkite/pipeline.yml")
     unit, integration, fips = steps_of(root)
@@ -63,23 +64,82 @@ def test_the_conditions_of_an_upload_step_hold_for_the_steps_it_uploads(tmp_path
     assert "source_file_dependencies" not in unit
     assert result.exit_code == 1
     assert ".buildkite/pipeline.yml:13:5: step 'Extended tests on branches' uploads .buildkite/integration.yml " \
-           "again (also uploaded at .buildkite/pipeline.yml:8:5); its steps are imported once, at the first" \
-           in result.output
+           "again (also uploaded at .buildkite/pipeline.yml:8:5; the two uploads differ in if_changed, plugins); " \
+           "its steps are imported once, at the first" in result.output
     assert ".buildkite/pipeline.yml:1:1: the top-level 'common' is no pipeline field (Buildkite ignores it; YAML " \
            "anchors written there were resolved where they are used); not imported" in result.output
     assert select(root, "docs/b.md") == {"unit": "run", "integration": "block", "fips": "block"}
 
 
-def test_an_uploaded_step_with_its_own_if_changed_keeps_it_and_names_the_upload_s(tmp_path):
-    # Both path rules had to match (the upload's, then the step's); one list of entries cannot say "and".
+def test_an_uploaded_step_with_its_own_if_changed_keeps_it_and_says_it_may_run_more_often(tmp_path):
+    # Both path rules had to match (the upload's, then the step's); one list of entries cannot say "and",
+    # so the step keeps its own: a superset of what Buildkite ran, never less.
     root = repo(tmp_path, "steps:\n  - command: buildkite-agent pipeline upload .buildkite/more.yml\n"
                           "    if_changed: src/**\n",
                 {".buildkite/more.yml": "steps:\n  - {label: m, key: m, command: make, if_changed: go.mod}\n"})
     result = run(root, ".buildkite/pipeline.yml")
-    assert result.exit_code == 1
-    assert "its if_changed for step 'm', which has its own .buildkite/more.yml:2:5 (no field holds both)" \
-        in result.output
-    assert steps_of(root)[0]["source_file_dependencies"] == ["go.mod"]  # more than before, never less
+    assert result.exit_code == 0, result.output
+    assert ".buildkite/pipeline.yml:2:5: upload step (no label or key): its if_changed (src/**) is left out for " \
+           "step 'm' (.buildkite/more.yml:2:5), which has its own: Buildkite ran it only when both matched; pipegen " \
+           "runs it whenever its own matches, so it may run more often than before" in result.output
+    assert steps_of(root)[0]["source_file_dependencies"] == ["go.mod"]
+    assert select(root, "src/b.go", "go.mod") == {"m": "run"}  # Buildkite ran it: both matched
+    assert select(root, "go.mod") == {"m": "run"}  # more often than before
+    assert select(root, "src/c.go") == {"m": "block"}  # Buildkite did not run it either
+
+
+TWICE = """\
+steps:
+  - label: Extended tests for PRs
+    if: build.pull_request.id != null
+    command: buildkite-agent pipeline upload .buildkite/integration.yml
+  - label: unit
+    command: make test
+  - label: Extended tests on branches
+    if: build.pull_request.id == null
+    command: buildkite-agent pipeline upload .buildkite/integration.yml
+"""
+
+
+def test_a_file_uploaded_on_both_sides_of_an_if_is_written_once_under_either_condition(tmp_path):
+    # elastic/elastic-agent: one upload per branch of an `if`; the steps existed when either condition held.
+    root = repo(tmp_path, TWICE, {".buildkite/integration.yml": INTEGRATION, ".buildkite/fips.yml": FIPS})
+    result = run(root, ".buildkite/pipeline.yml")
+    assert result.exit_code == 0, result.output
+    assert "Proven: rendered with --all, it equals the input as Buildkite reads both." in result.output
+    assert ".buildkite/pipeline.yml:7:5: step 'Extended tests on branches' uploads .buildkite/integration.yml " \
+           "again (also at .buildkite/pipeline.yml:2:5) under another if: its steps are written once, where " \
+           "either upload's if holds" in result.output
+    integration, fips, unit = steps_of(root)
+    either = "(build.pull_request.id != null) || (build.pull_request.id == null)"
+    assert integration["if"] == either
+    assert fips["if"] == f"({either}) && (build.branch != 'x')"
+    assert "if" not in unit
+    assert select(root, "docs/b.md") == {"integration": "run", "fips": "run", "unit": "run"}
+
+
+def test_a_second_upload_without_if_makes_the_steps_unconditional(tmp_path):
+    root = repo(tmp_path, TWICE.replace("    if: build.pull_request.id == null\n", ""),
+                {".buildkite/integration.yml": INTEGRATION, ".buildkite/fips.yml": FIPS})
+    result = run(root, ".buildkite/pipeline.yml")
+    assert result.exit_code == 0, result.output
+    integration, fips, _ = steps_of(root)
+    assert "if" not in integration
+    assert fips["if"] == "build.branch != 'x'"
+
+
+def test_a_second_upload_that_differs_in_more_than_its_if_or_behind_a_wait_is_named(tmp_path):
+    # Its branches (or env, if_changed...) would have held for the steps it uploaded: one step cannot hold both.
+    for pipeline, why in ((TWICE + "    branches: main\n", "the two uploads differ in branches"),
+                          (TWICE.replace("  - label: unit\n", "  - wait\n  - label: unit\n"),
+                           "a wait, block or input lies between them")):
+        root = repo(tmp_path / why[:5], pipeline, {".buildkite/integration.yml": INTEGRATION,
+                                                   ".buildkite/fips.yml": FIPS})
+        result = run(root, ".buildkite/pipeline.yml")
+        assert result.exit_code == 1, result.output
+        assert f"uploads .buildkite/integration.yml again (also uploaded at .buildkite/pipeline.yml:2:5; {why}); " \
+               "its steps are imported once, at the first" in result.output
+        assert steps_of(root)[0]["if"] == "build.pull_request.id != null"
 
 
 def test_a_common_key_alone_imports_with_exit_0(tmp_path):
