@@ -262,30 +262,17 @@ def compiled(env: dict[str, str], workdir: Path) -> dict[str, str]:
 
 
 def installed(workdir: Path) -> list[str]:
-    """This checkout built into a wheel and installed in a fresh virtual environment (its dependencies
-    borrowed from this one), as a user runs pipegen: not the editable install, whose import hook costs
+    """This checkout (what its next commit would hold) built into a wheel and installed in a fresh virtual
+    environment (tests/wheel.py), as a user runs pipegen: not the editable install, whose import hook costs
     every run about 30 ms. The command that starts it."""
-    import sysconfig
+    sys.path.insert(0, str(ROOT))
+    from tests.wheel import build, install
 
-    source, dist, venv = workdir / "source", workdir / "dist", workdir / "venv"
-    tracked = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                             capture_output=True, text=True, check=True).stdout  # what the next commit would hold
-    for name in filter(None, tracked.split("\0")):
-        if name.startswith(("pipegen/", "templates/")) or "/" not in name:
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, source / name)
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(source)],
-                   check=True, capture_output=True)
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          check=True, capture_output=True, text=True).stdout.strip()
-    borrowed = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
-    Path(site, "borrowed-deps.pth").write_text("\n".join(sorted(borrowed)) + "\n")
-    (wheel,) = dist.glob("*.whl")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-                    "--no-index", str(wheel)], check=True, capture_output=True)
-    return [str(python), "-m", "pipegen"]
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, text=True, check=True).stdout
+    names = [n for n in listed.split("\0") if n.startswith(("pipegen/", "templates/")) or n and "/" not in n]
+    (wheel,) = build(ROOT, names, workdir, wheel_only=True).glob("*.whl")
+    return [str(install(wheel, workdir / "venv")), "-m", "pipegen"]
 
 
 def bench_render(workdir: Path, runs: int) -> None:

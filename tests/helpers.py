@@ -97,12 +97,16 @@ def by_key(data: dict) -> dict[str, dict]:
     return {s["key"]: s for s in all_steps(data)}
 
 
-def render(root, *args, files: str | None = "", env=None):
+def invoke(root, *args, files: str | None = None, env=None):
+    """The CLI in process on `root`: `files` (changed paths) on stdin through --files-from where given, no cache,
+    an exception raised as a traceback (a test sees it)."""
     extra = ["--files-from", "-"] if files is not None else []
-    runner = CliRunner()
-    result = runner.invoke(cli, ["render", "--root", str(root), *extra, *args], input=files or "",
-                           env={"PIPEGEN_CACHE_DIR": "", **(env or {})}, catch_exceptions=False)
-    return result
+    return CliRunner().invoke(cli, [*args, "--root", str(root), *extra], input=files or "",
+                              env={"PIPEGEN_CACHE_DIR": "", **(env or {})}, catch_exceptions=False)
+
+
+def render(root, *args, files: str | None = "", env=None):
+    return invoke(root, "render", *args, files=files, env=env)
 
 
 RENDER_HARDWARE = """

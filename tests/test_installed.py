@@ -9,10 +9,7 @@ virtual environment that borrows only the test environment's dependencies.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
-import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -20,6 +17,7 @@ import pytest
 
 from pipegen.cli import cli
 from tests.helpers import ROOT, git
+from tests.wheel import build, install
 
 # One invocation per subcommand, run from the installed pipegen on a clone of this repository.
 # A new subcommand fails test_every_subcommand_is_tried until it is added here.
@@ -47,15 +45,8 @@ def _expected_in_wheel(tracked: list[str]) -> set[str]:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(wheel, sdist), built as `python -m build` does by default: the sdist first, the wheel from it,
-    so a file the sdist lacks is missing from the wheel too."""
-    work = tmp_path_factory.mktemp("build")
-    source, dist = work / "source", work / "dist"
-    for name in _tracked_files():
-        (source / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / name, source / name)
-    subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(source)],
-                   check=True, capture_output=True, text=True)
+    """(wheel, sdist) of the tracked files, the wheel built from the sdist (tests/wheel.py)."""
+    dist = build(ROOT, _tracked_files(), tmp_path_factory.mktemp("build"))
     (wheel,), (sdist,) = dist.glob("*.whl"), dist.glob("*.tar.gz")
     return wheel, sdist
 
@@ -64,16 +55,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def installed(built: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtual environment with the wheel installed (not editable); its bin folder."""
     venv = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               check=True, capture_output=True, text=True).stdout.strip())
-    # Dependencies come from the test environment as plain path entries: its .pth files (the
-    # editable install's among them) are not processed, so its pipegen stays invisible.
-    borrowed = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
-    (site / "borrowed-deps.pth").write_text("\n".join(sorted(borrowed)) + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-                    "--no-index", "--no-compile", str(built[0])], check=True, capture_output=True, text=True)
+    install(built[0], venv, compile=False)
     return venv
 
 

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import json
 
-from click.testing import CliRunner
-
-from pipegen.cli import cli
-from tests.helpers import assert_valid, by_key, git_repo
+from tests.helpers import assert_valid, by_key, git_repo, invoke
 
 HARDWARE = """
 default: linux
@@ -49,9 +46,6 @@ def make(tmp_path, hardware=HARDWARE):
                                         "src/a.jl": "", "docs/index.md": ""})
 
 
-def invoke(root, *args, env=None):
-    return CliRunner().invoke(cli, [*args, "--root", str(root)], env={"PIPEGEN_CACHE_DIR": "", **(env or {})},
-                              catch_exceptions=False)
 
 
 def test_a_family_chosen_by_tags_puts_exactly_its_tags_on_its_jobs(tmp_path):

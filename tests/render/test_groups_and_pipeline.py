@@ -3,11 +3,10 @@ every form, and the pipeline-level env, agents and notify: declared, rendered, v
 
 from __future__ import annotations
 
+import functools
 import textwrap
 
-from click.testing import CliRunner
-
-from pipegen.cli import cli
+from tests import helpers
 from tests.helpers import assert_valid, by_key, git_repo
 
 CONFIG = """
@@ -51,10 +50,7 @@ def make(tmp_path, config=CONFIG, build=BUILD, test=TEST):
                                         "tests/t.c": "", "report/r": ""})
 
 
-def invoke(root, *args, files="tests/t.c\n", env=None):
-    extra = ["--files-from", "-"] if files is not None else []
-    return CliRunner().invoke(cli, [*args, "--root", str(root), *extra], input=files or "",
-                              env={"PIPEGEN_CACHE_DIR": "", **(env or {})}, catch_exceptions=False)
+invoke = functools.partial(helpers.invoke, files="tests/t.c\n")  # the change most tests here make
 
 
 def test_group_fields_and_pipeline_fields_are_rendered_as_declared(tmp_path):

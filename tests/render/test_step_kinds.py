@@ -3,11 +3,10 @@ validated by Buildkite's schema, and named (not run) by `pipegen run`."""
 
 from __future__ import annotations
 
+import functools
 import json
 
-from click.testing import CliRunner
-
-from pipegen.cli import cli
+from tests import helpers
 from tests.helpers import assert_valid, git_repo
 
 STEPS = """
@@ -46,10 +45,7 @@ def make(tmp_path, steps=STEPS, config=""):
                                         "deploy/d": ""})
 
 
-def invoke(root, *args, files="src/a.c\n", env=None):
-    extra = ["--files-from", "-"] if files is not None else []
-    return CliRunner().invoke(cli, [*args, "--root", str(root), *extra], input=files or "",
-                              env={"PIPEGEN_CACHE_DIR": "", **(env or {})}, catch_exceptions=False)
+invoke = functools.partial(helpers.invoke, files="src/a.c\n")  # the change most tests here make
 
 
 def test_each_kind_is_rendered_as_declared_where_declared(tmp_path):

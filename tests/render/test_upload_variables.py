@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import yaml
-from click.testing import CliRunner
 
-from pipegen.cli import cli
-from tests.helpers import buildkite_schema_validator, git_repo
+from tests.helpers import buildkite_schema_validator, git_repo, invoke
 
 STEPS = """
 steps:
@@ -29,9 +27,6 @@ def make(tmp_path, steps=STEPS):
                                         ".buildkite/steps/ci.yaml": steps, "src/a.c": ""})
 
 
-def invoke(root, *args, env=None):
-    return CliRunner().invoke(cli, [*args, "--root", str(root)], env={"PIPEGEN_CACHE_DIR": "", **(env or {})},
-                              catch_exceptions=False)
 
 
 def test_variables_reach_the_upload_as_written_and_make_a_valid_pipeline_there(tmp_path):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import yaml
 from click.testing import CliRunner
 
 from pipegen.cli import cli
+from tests import helpers
 from tests.helpers import commit_files, git_repo
 
 STEPS = """
@@ -50,10 +52,7 @@ def make(tmp_path, config=CONFIG):
                                         "bench/b.py": ""})
 
 
-def invoke(root, *args, env=None, files="src/a.py\n"):
-    extra = ["--files-from", "-"] if files is not None else []
-    return CliRunner().invoke(cli, [*args, "--root", str(root), *extra], input=files or "",
-                              env={"PIPEGEN_CACHE_DIR": "", **(env or {})}, catch_exceptions=False)
+invoke = functools.partial(helpers.invoke, files="src/a.py\n")  # the change most tests here make
 
 
 def decisions(root, env=None, files="src/a.py\n"):
