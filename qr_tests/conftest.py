@@ -23,6 +23,9 @@ _inventory = None
 
 
 def pytest_configure(config):
+    # pytest-xdist's workers inherit the environment: all of them then draw the same cases (the
+    # parametrised seeds are part of the collection, which must be equal on every worker).
+    os.environ.setdefault("QR_SEED", str(BASE_SEED))
     config.addinivalue_line(
         "markers",
         "needs_gpu(vendor='any', count=1): needs `count` GPUs of `vendor` "
