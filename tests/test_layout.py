@@ -80,7 +80,7 @@ def test_no_import_cycles() -> None:
 
 
 # Data flows one way: a stage imports only the stages before it (peers of one rank not each other).
-STAGES = {"frozen": -1, "model": 0, "errors": 0, "cache": 0, "markdown": 0, "git": 1, "buildkite": 1, "declarations": 2, "selection": 3, "hardware": 4,
+STAGES = {"frozen": -1, "atomic": -1, "model": 0, "errors": 0, "cache": 0, "markdown": 0, "git": 1, "buildkite": 1, "declarations": 2, "selection": 3, "hardware": 4,
           "render": 5, "check": 5, "run": 5, "audit": 5, "importer": 5, "commands": 6, "cli": 7, "__main__": 8}
 
 
