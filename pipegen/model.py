@@ -8,10 +8,10 @@ hardware/model.py) and rendering (render/) all speak these types.
 from __future__ import annotations
 
 import functools
-from dataclasses import MISSING, dataclass, field
+from dataclasses import MISSING, field
 from typing import Any, Literal
 
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 
 Action = Literal["run", "block", "skip"]
 STRUCTURE = ("wait", "block", "input")  # step kinds that only order or gate the pipeline: no selection of their own
@@ -28,8 +28,8 @@ PatternKind = Literal["entry", "regex", "raw"]
 DependencyKind = Literal["entry", "raw"]
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Location(Frozen):
+@frozen
+class Location:
     """Where something was declared, for error messages and findings."""
 
     file: str
@@ -47,8 +47,8 @@ def _written(check: str, default: Any = MISSING, *, key: str | None = None, read
     return field(default=default, metadata={"check": check, "key": key, "read_by": tuple(read_by.split())})
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Step(Frozen):
+@frozen
+class Step:
     """One schedulable unit: a test step on one hardware target.
 
     The loader expands every declaration into these: an AMD mirror
@@ -115,8 +115,8 @@ class Step(Frozen):
         return any(not d.startswith("!") and d != self.location.file for d in self.dependencies)
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Group(Frozen):
+@frozen
+class Group:
     """A declaration group's own Buildkite fields (a steps file's `group:` written as a mapping)."""
 
     name: str  # the display group its steps name (Step.group)
@@ -127,8 +127,8 @@ class Group(Frozen):
     buildkite: tuple[tuple[str, Any], ...] = ()  # if, notify, allow_dependency_failure, ..., verbatim
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Rule(Frozen):
+@frozen
+class Rule:
     """A hardware-specific selection rule (pipegen config `rules:`).
 
     A step that `applies` runs when a changed file matches `changed`.
@@ -145,8 +145,8 @@ class Rule(Frozen):
     overrides_optional: bool = False
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class LabelRule(Frozen):
+@frozen
+class LabelRule:
     """What a pull-request label asks for (config `labels:`)."""
 
     label: str
@@ -156,8 +156,8 @@ class LabelRule(Frozen):
     add: tuple[str, ...] = ()  # these steps run too (and their depends_on), whatever changed
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Settings(Frozen):
+@frozen
+class Settings:
     """Repository-wide selection settings (pipegen.yaml or a preset)."""
 
     base_branch: str = "main"
@@ -194,8 +194,8 @@ class Settings(Frozen):
     pipeline: tuple[tuple[str, Any], ...] = ()  # Buildkite's pipeline-level env, agents, notify, ... (`pipeline:`)
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class DeclarationWarning(Frozen):
+@frozen
+class DeclarationWarning:
     """A non-fatal problem found while loading (e.g. a field vLLM ignores)."""
 
     location: Location
@@ -208,8 +208,8 @@ class DeclarationWarning(Frozen):
         return f"{text} ({self.fix})" if self.fix else text
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Declarations(Frozen):
+@frozen
+class Declarations:
     """Everything loaded from a repository's CI configuration."""
 
     steps: tuple[Step, ...]
@@ -242,8 +242,8 @@ class Declarations(Frozen):
         return tuple(dict.fromkeys(t for t in out if t != step.key))
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class ChangeSet(Frozen):
+@frozen
+class ChangeSet:
     """The changed files of a change and how far they can be trusted."""
 
     files: tuple[str, ...]
@@ -254,8 +254,8 @@ class ChangeSet(Frozen):
     warnings: tuple[str, ...] = ()  # said on stderr and in the output (e.g. an empty --files-from list)
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Reason(Frozen):
+@frozen
+class Reason:
     """Why a step got its action: the rule, and the file/entry that fired it."""
 
     rule: str  # e.g. "dependency", "run-all", "optional", "no-dependencies", "docs-only"
@@ -272,15 +272,15 @@ class Reason(Frozen):
         return out
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Decision(Frozen):
+@frozen
+class Decision:
     step: Step
     action: Action
     reasons: tuple[Reason, ...]
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Options(Frozen):
+@frozen
+class Options:
     """What the user asked for on the command line or in the environment."""
 
     only: tuple[str, ...] | None = None  # explicit keys; None = not given
@@ -294,8 +294,8 @@ class Options(Frozen):
     unselected: str | None = None  # block, skip or omit (None: the config's); block pulls more in: pull_in.py
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Selection(Frozen):
+@frozen
+class Selection:
     """The outcome of deciding: one Decision per Step, plus the global verdict."""
 
     decisions: tuple[Decision, ...]

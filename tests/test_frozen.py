@@ -1,4 +1,4 @@
-"""pipegen.frozen.Frozen: the shared __eq__, __hash__ and __repr__ behave as the ones @dataclass generates."""
+"""pipegen.frozen.frozen: the shared __eq__, __hash__ and __repr__ behave as the ones @dataclass generates."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Shared(Frozen):
+@frozen
+class Shared:
     name: str
     count: int = 0
     tags: tuple[str, ...] = field(default=())
@@ -26,8 +26,8 @@ class Generated:
     tags: tuple[str, ...] = field(default=())
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class SameFields(Frozen):
+@frozen
+class SameFields:
     name: str
     count: int = 0
     tags: tuple[str, ...] = field(default=())
@@ -55,3 +55,20 @@ def test_still_frozen_and_replaceable():
     with pytest.raises(dataclasses.FrozenInstanceError):
         record.count = 2  # type: ignore[misc]
     assert dataclasses.replace(record, count=2) == Shared("x", 2)
+
+
+def test_every_frozen_class_shares_the_methods():
+    """No class in pipegen is a half-made frozen dataclass: eq=False without the shared __eq__ is identity."""
+    import importlib
+    import pkgutil
+
+    import pipegen
+
+    checked = 0
+    for module in pkgutil.walk_packages(pipegen.__path__, "pipegen."):
+        for value in vars(importlib.import_module(module.name)).values():
+            params = getattr(value, "__dataclass_params__", None)
+            if isinstance(value, type) and params is not None and params.frozen:
+                assert value.__eq__ is Shared.__eq__ and value.__hash__ is Shared.__hash__, value
+                checked += 1
+    assert checked > 50

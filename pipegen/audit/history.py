@@ -8,15 +8,13 @@ a rename is a deletion and an addition, so both paths count, as they do for `sel
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 
 LOG_FORMAT = "--format=%x01%H%x00%s"  # \x01 opens a commit where a status letter could stand
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Commit(Frozen):
+@frozen
+class Commit:
     sha: str
     subject: str
     files: tuple[str, ...]  # changed against the first parent, each once

@@ -8,17 +8,17 @@ running step depends on runs too.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from pipegen.audit.history import Commit
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 from pipegen.model import ChangeSet, Declarations, Options, Settings
 from pipegen.selection.decide import decide
 from pipegen.selection.pull_in import NEEDED, needed_how
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Outcome(Frozen):
+@frozen
+class Outcome:
     """One commit's decisions."""
 
     commit: Commit
@@ -31,8 +31,8 @@ class Outcome(Frozen):
     needed_how: str = ""  # how: depends_on, a declared wait or block it follows
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Audit(Frozen):
+@frozen
+class Audit:
     """A replay of commits through one set of declarations."""
 
     steps: tuple[str, ...]  # every step key, in declaration order
@@ -95,8 +95,8 @@ def branch_notes(settings: Settings) -> tuple[str, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Change(Frozen):
+@frozen
+class Change:
     """How one step's runs differ between two replays of the same commits."""
 
     key: str

@@ -8,19 +8,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from pipegen.audit.replay import Audit, Change, Outcome
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 from pipegen.markdown import cell
 
 SHOWN_KEYS = 6  # run keys listed per commit in text (JSON lists all)
 SHOWN_COMMITS = 3  # commits listed per gain or loss in text and Markdown (JSON lists all)
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class AuditReport(Frozen):
+@frozen
+class AuditReport:
     audit: Audit  # the working tree's declarations
     range: str  # what was replayed, as asked ("--last 500", "A..B")
     before: Audit | None = None  # the declarations at --compare REF

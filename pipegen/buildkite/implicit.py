@@ -15,17 +15,16 @@ both count.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 from pipegen.model import Declarations, Step
 
 BARRIERS = ("wait", "block")
 CONDITIONS = ("if", "branches")  # a wait or block that may be left out of the build
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Barrier(Frozen):
+@frozen
+class Barrier:
     """A declared wait or block step and the steps it waits for implicitly (none where it has `depends_on`)."""
 
     step: Step

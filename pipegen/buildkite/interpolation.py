@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 
 # Where Go's scans stop; each also stops at utf8.RuneError, which U+FFFD itself decodes to.
 _TEXT_END = {"": re.compile("[$\\\\\ufffd]"), "}": re.compile("[$\\\\}\ufffd]")}
@@ -41,13 +40,13 @@ class InterpolationError(Exception):
     """The upload fails: a brace Buildkite cannot parse, or `${NAME?message}` with NAME unset."""
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Escaped(Frozen):
+@frozen
+class Escaped:
     """`$$` or `\\$`: one literal `$`."""
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Expansion(Frozen):
+@frozen
+class Expansion:
     """`$NAME` or a `${...}` brace; `source` is its text as written."""
 
     name: str

@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
 from typing import Any
 
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 
 _REFERENCE = re.compile(r"\{\{\s*matrix(?:\.([A-Za-z0-9_]+))?\s*\}\}")
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Combination(Frozen):
+@frozen
+class Combination:
     values: tuple[tuple[str, str], ...]  # (dimension, value); one dimension named "" for {{matrix}}
     soft_fail: Any = None  # an adjustment's soft_fail, verbatim
 

@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 
 # Buildkite's own aliases in a command step: the second name is pipegen's.
 ALIASES = {"command": "commands", "name": "label", "identifier": "key", "id": "key"}
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Problem(Frozen):
+@frozen
+class Problem:
     """One field's value that the schema refuses."""
 
     field: str

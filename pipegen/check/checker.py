@@ -9,7 +9,6 @@ file). The findings and their codes are listed in findings.py.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from pipegen.check import coverage, entries, platform
@@ -17,12 +16,12 @@ from pipegen.check.file_index import FileIndex
 from pipegen.check.findings import LOAD_ERRORS, Finding, Report, strict
 from pipegen.check.import_graph import ImportGraph, ModuleFiles, SpecReader
 from pipegen.check.upload_text import upload_text_findings
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 from pipegen.model import Declarations, Step
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Inputs(Frozen):
+@frozen
+class Inputs:
     """Everything `check` looks at besides the declarations."""
 
     tracked: Sequence[str]

@@ -17,10 +17,9 @@ import posixpath
 import re
 import shlex
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from pipegen.buildkite.workdir import joined, map_workdir
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 
 # pytest options that take a value in the next argument (when written without "=").
 PYTEST_VALUE_OPTIONS = frozenset(
@@ -44,8 +43,8 @@ ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 PYTHON = re.compile(r"^python(3(\.\d+)?)?$")
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class CommandPath(Frozen):
+@frozen
+class CommandPath:
     """A path a command names: `path` is repo-relative, `written` as in the command."""
 
     path: str

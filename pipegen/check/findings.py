@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Literal
 
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 from pipegen.markdown import cell
 from pipegen.model import Location
 
@@ -42,8 +42,8 @@ CODES = {
 LOAD_ERRORS: dict[str, Severity] = {"unmatched-key": "error"}
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Finding(Frozen):
+@frozen
+class Finding:
     code: str
     severity: Severity
     location: Location
@@ -59,8 +59,8 @@ class Finding(Frozen):
         return {**out, "files": list(self.files)} if self.files else out
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Report(Frozen):
+@frozen
+class Report:
     findings: tuple[Finding, ...]
     notes: tuple[str, ...] = ()  # what could not be checked, and why
     stats: dict[str, int] = field(default_factory=dict)  # steps, files, test files ...

@@ -12,14 +12,14 @@ import posixpath
 import tarfile
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, TextIO
 
 from pipegen.audit.history import LOG_FORMAT, Commit, parse_log
 from pipegen.audit.replay import Audit, Outcome, branch_notes, compare, replay
 from pipegen.audit.report import AuditReport, format_audit
 from pipegen.errors import EXIT_FINDINGS, DeclarationError, UsageError
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 from pipegen.git import Git
 from pipegen.model import Declarations
 
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class AuditOptions(Frozen):
+@frozen
+class AuditOptions:
     """`pipegen audit`'s options."""
 
     root: str = "."

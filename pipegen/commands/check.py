@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TextIO
 
 from pipegen.check.checker import Inputs, check
 from pipegen.check.findings import Finding, Report, format_report
 from pipegen.check.scan_cache import ScanCache
 from pipegen.errors import EXIT_FINDINGS, EXIT_USAGE, DeclarationError
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 from pipegen.model import Declarations, Location
 
 AMD_TWIN_FILE = "test-amd.yaml"  # next to vLLM's ci_config.yaml
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class CheckOptions(Frozen):
+@frozen
+class CheckOptions:
     """`pipegen check`'s options."""
 
     root: str = "."

@@ -6,13 +6,13 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, TextIO
 
 import yaml
 
 from pipegen.errors import PipegenError, UsageError
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 from pipegen.importer.pipeline import Pipeline
 
 if TYPE_CHECKING:
@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 WRITTEN = ("pipegen.yaml", "hardware.yaml", "steps")
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class ImportOptions(Frozen):
+@frozen
+class ImportOptions:
     files: tuple[str, ...]
     out_dir: str | None = None
     force: bool = False

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TextIO
 
 from pipegen.errors import UsageError
+from pipegen.frozen import frozen
 from pipegen.render.pipeline import Placement, place, render_pipeline
 from pipegen.render.plan import LimitError
 from pipegen.selection.chain import SelectArgs, load_declarations, select_for, warn_if_untrusted
 from pipegen.selection.inputs import Input, template_inputs
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen
 class RenderOptions(SelectArgs):
     """`pipegen render`'s options."""
 

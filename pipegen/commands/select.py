@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TextIO
 
+from pipegen.frozen import frozen
 from pipegen.selection.chain import SelectArgs, select, warn_if_untrusted
 from pipegen.selection.report import render_selection
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen
 class SelectOptions(SelectArgs):
     """`pipegen select`'s options."""
 

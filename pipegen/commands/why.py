@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TextIO
 
+from pipegen.frozen import frozen
 from pipegen.model import ChangeSet, Declarations, Selection
 from pipegen.selection.chain import (
     SelectArgs,
@@ -21,7 +22,7 @@ from pipegen.selection.decide import decide, steps_by_key
 from pipegen.selection.report import render_why
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen
 class WhyOptions(SelectArgs):
     """`pipegen why`'s options: the paths and steps to explain."""
 

@@ -30,11 +30,10 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from pipegen.errors import UsageError
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 from pipegen.hardware.build_gate import Gate, parse_gate
 from pipegen.hardware.build_keyed import filled as keyed_fields
 from pipegen.hardware.build_keyed import parse_keyed
@@ -45,8 +44,8 @@ from pipegen.hardware.model import Inventory, Template
 _PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][\w.]*)\}")
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class BuildContext(Frozen):
+@frozen
+class BuildContext:
     """A BuildSpec resolved for one build: values, variables and variants in force."""
 
     values: Mapping[str, str]

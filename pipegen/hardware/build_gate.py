@@ -17,16 +17,15 @@ runs beside the image builds, and every test that waits for an image build waits
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 
 GATE_FIELDS = ("key", "group", "label", "queue", "command", "gates")
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Gate(Frozen):
+@frozen
+class Gate:
     key: str
     group: str
     label: str

@@ -15,16 +15,15 @@ vLLM's generator treats its `refresh-rocm-base-amd` step so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 
 KEYED_FIELDS = ("env", "timeout_in_minutes")
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Keyed(Frozen):
+@frozen
+class Keyed:
     env: tuple[tuple[str, str], ...] = ()
     timeout_in_minutes: str | None = None  # text until the build's values fill it
 

@@ -7,17 +7,16 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 from pipegen.hardware.build_gate import Gate
 from pipegen.hardware.build_keyed import Keyed
 from pipegen.hardware.build_wrap import Wrap
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Variant(Frozen):
+@frozen
+class Variant:
     name: str
     branch: str | None = None  # fnmatch glob on the build's branch
     env: tuple[tuple[str, str], ...] = ()  # every variable must have this value
@@ -40,8 +39,8 @@ class Variant(Frozen):
         return all(info.env.get(k) == v for k, v in self.env)
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class BuildSpec(Frozen):
+@frozen
+class BuildSpec:
     values: tuple[tuple[str, str], ...] = ()
     variants: tuple[Variant, ...] = ()
     variables: tuple[tuple[str, str], ...] = ()
@@ -53,8 +52,8 @@ class BuildSpec(Frozen):
     keys: tuple[tuple[str, Keyed], ...] = ()  # job fields of the step with a declared key (build_keyed.py)
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class BuildInfo(Frozen):
+@frozen
+class BuildInfo:
     """What Buildkite says about the build (read from the environment at the edge)."""
 
     branch: str = ""

@@ -20,16 +20,15 @@ from __future__ import annotations
 
 import base64
 import re
-from dataclasses import dataclass
 from typing import Any
 
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 
 _FIELD = re.compile(r"\{(command|index|total|preview_b64)\}")
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Wrap(Frozen):
+@frozen
+class Wrap:
     before: tuple[str, ...] = ()
     command: str = "{command}"
     after: tuple[str, ...] = ()

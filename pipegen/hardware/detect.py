@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from pipegen.errors import UsageError
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 
 HARDWARE_ENV = "PIPEGEN_HARDWARE"
 GPU_VENDORS = ("nvidia", "amd")  # what detection finds (through torch)
@@ -30,8 +29,8 @@ _ARCH = {"nvidia": re.compile(r"sm_\d+[a-z]?"), "amd": re.compile(r"gfx[0-9a-f]+
 _SYNTAX = "write 'cpu' or VENDOR:ARCH[:GPUS], e.g. 'nvidia:sm_90:2', 'amd:gfx942:8', 'intel:pvc' or 'apple:m2'"
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Machine(Frozen):
+@frozen
+class Machine:
     """This machine as placement sees it: one GPU vendor and architecture, and a count."""
 
     vendor: str = "cpu"  # "cpu" (no usable GPU), "nvidia" or "amd"; intel, apple, other only as --hardware says

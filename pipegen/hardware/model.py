@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 from pipegen.model import Location, Step
 
 if TYPE_CHECKING:
@@ -32,16 +31,16 @@ DOCKER_PLUGIN = "docker#v5.12.0"  # a docker template's plugin unless it names o
 _COUNT_SUFFIX = re.compile(r"^(?P<family>.+?)[_:](?P<count>[0-9]+)$")
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class SetupCommand(Frozen):
+@frozen
+class SetupCommand:
     """A command run before a step's own; `min_gpus`: only on jobs with that many GPUs (all nodes)."""
 
     run: str
     min_gpus: int = 0
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class JobFields(Frozen):
+@frozen
+class JobFields:
     """What a template sets on its jobs besides the plugin (inventory `job:`).
 
     env: added to the step's (values may use {gpus}); retry: conditions put
@@ -70,8 +69,8 @@ class JobFields(Frozen):
     lost_agent_retry: int = 0
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Template(Frozen):
+@frozen
+class Template:
     """How a family's jobs are wrapped.
 
     kind "docker": the docker plugin (`plugin`, default DOCKER_PLUGIN) with
@@ -110,8 +109,8 @@ class Template(Frozen):
 PLAIN = Template(name="plain")
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Family(Frozen):
+@frozen
+class Family:
     """A kind of machine: vendor, architecture, one queue per GPU count; or chosen by agent tags alone."""
 
     name: str
@@ -147,8 +146,8 @@ class Family(Frozen):
         return None
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Route(Frozen):
+@frozen
+class Route:
     """Steps without a device whose label or key matches go to `family`."""
 
     family: str
@@ -163,8 +162,8 @@ class Route(Frozen):
         return self.label is not None or self.key is not None
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Inventory(Frozen):
+@frozen
+class Inventory:
     families: tuple[Family, ...]
     default: str | None = None  # family of steps that name no hardware
     no_gpu: str | None = None  # family of no_gpu steps that name no hardware
@@ -194,8 +193,8 @@ class Inventory(Frozen):
         return None
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Job(Frozen):
+@frozen
+class Job:
     """One step placed on one family: what render and run need to know."""
 
     step: Step

@@ -9,16 +9,15 @@ a field pipegen changes on every step reads as one line, not hundreds.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 from pipegen.importer.view import Record
 
 SHOWN = 70  # characters of a value shown in a difference
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Difference(Frozen):
+@frozen
+class Difference:
     step: str
     field: str  # a field, "step" (missing or added), "depends_on", "group" or "label"
     expected: object  # a field's value as Buildkite reads it; for "step", the step's kind

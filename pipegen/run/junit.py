@@ -10,10 +10,9 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 
 Outcome = Literal["passed", "failure", "skipped"]
 
@@ -21,8 +20,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Case(Frozen):
+@frozen
+class Case:
     name: str
     classname: str
     seconds: float

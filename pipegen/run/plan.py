@@ -14,14 +14,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from pipegen.buildkite.dollars import Dollars, deliverable, uploaded
 from pipegen.buildkite.keys import declared_keys
 from pipegen.buildkite.workdir import map_workdir
 from pipegen.errors import DeclarationError, UsageError, suggest
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 from pipegen.hardware.detect import GPU_VENDORS, Machine
 from pipegen.hardware.model import Inventory
 from pipegen.hardware.placement import place
@@ -34,7 +34,7 @@ DEFAULT_LOG_DIR = ".pipegen/logs"  # under the repository root
 FAILED = ("failed", "timed out", "interrupted")
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen
 class RunOptions(SelectArgs):
     """`pipegen run`'s options: the selection's, and how to run."""
 
@@ -48,8 +48,8 @@ class RunOptions(SelectArgs):
     environ: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Planned(Frozen):
+@frozen
+class Planned:
     """One step placed on this machine, ready to run."""
 
     step: Step
@@ -79,8 +79,8 @@ class Planned(Frozen):
         return f"[{n}/{total}] {self.key} on {self.hardware}"
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Unrunnable(Frozen):
+@frozen
+class Unrunnable:
     key: str  # the declared step's key
     step: Step  # its first target, for group and location
     whys: tuple[str, ...]  # one per target
@@ -91,16 +91,16 @@ class Unrunnable(Frozen):
         return "; ".join(self.whys)
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class RunPlan(Frozen):
+@frozen
+class RunPlan:
     machine: Machine
     runs: tuple[Planned, ...]
     unrunnable: tuple[Unrunnable, ...]
     header: tuple[str, ...]  # what was selected, and how
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Result(Frozen):
+@frozen
+class Result:
     planned: Planned
     status: Status
     seconds: float = 0.0

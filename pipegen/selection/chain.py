@@ -11,11 +11,10 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pipegen.errors import EXIT_FINDINGS, PipegenError, UsageError
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 from pipegen.model import ChangeSet, Declarations, LabelRule, Options, Selection, Settings
 
 if TYPE_CHECKING:
@@ -28,8 +27,8 @@ class DiffError(PipegenError):
     exit_code = EXIT_FINDINGS
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class SelectArgs(Frozen):
+@frozen
+class SelectArgs:
     """What the selection options of the CLI ask for."""
 
     root: str = "."

@@ -16,10 +16,9 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
 
 from pipegen.errors import UsageError
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 from pipegen.model import Step
 from pipegen.selection.matching import StepIndex
 
@@ -28,8 +27,8 @@ _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34,
 _OCTAL = "01234567"
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Listed(Frozen):
+@frozen
+class Listed:
     """One path of the list, and the line it was read from (for messages)."""
 
     path: str

@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from pipegen.declarations.locate import DEFAULT_INVENTORY
-from pipegen.frozen import Frozen
+from pipegen.frozen import frozen
 from pipegen.model import Declarations
 
 # Templates that render every step (a family's plugin template renders only that family's jobs).
 EVERY_STEP_TEMPLATES = ("pipeline.j2", "command.j2", "block.j2")
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Input(Frozen):
+@frozen
+class Input:
     """A repository path pipegen reads (an entry: a file, or a folder and everything below it)."""
 
     entry: str
