@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from pipegen.declarations.globs import GlobError, Matcher, compile_glob
+
 GLOB_CHARS = frozenset("*?[")
 
 
@@ -30,17 +32,10 @@ def normal_entry(entry: str) -> str:
 
 
 @lru_cache(maxsize=4096)
-def glob_regex(entry: str) -> re.Pattern[str]:
-    """The regex of a glob entry; ValueError for one git would not read (an unclosed '[', a trailing '\\')."""
-    import pathspec  # only declarations with glob entries pay for this import
-
-    try:
-        regex = pathspec.GitIgnoreSpec.from_lines([entry]).patterns[0].regex
-    except (ValueError, IndexError):
-        regex = None
-    if regex is None:  # pathspec turns an unreadable pattern into one that matches nothing
-        raise ValueError(f"invalid glob {entry!r}")
-    return regex
+def glob_regex(entry: str) -> Matcher:
+    """The matcher of a glob entry (`.match(path)`, linear in the path: declarations/globs.py); GlobError, a
+    ValueError, for one git would not read or that cannot be matched safely."""
+    return compile_glob(entry)
 
 
 @lru_cache(maxsize=4096)
@@ -56,8 +51,8 @@ def glob_problem(entry: str) -> str | None:
         return None
     try:
         glob_regex(body)
-    except ValueError:
-        return f"invalid glob {entry!r} (an unclosed '[', or a trailing '\\\\')"
+    except GlobError as exc:
+        return f"invalid glob {entry!r}: {exc}"
     return None
 
 

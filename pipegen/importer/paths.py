@@ -155,7 +155,7 @@ def _reaches_below(entry: str, folder: str) -> bool:
 
     probe = f"{folder}/x"
     if is_glob(entry):
-        return glob_regex(entry).match(probe) is not None or entry.lstrip("/").startswith(folder + "/")
+        return bool(glob_regex(entry).match(probe)) or entry.lstrip("/").startswith(folder + "/")
     return probe.startswith(entry.rstrip("/") + "/") or entry.startswith(folder + "/")
 
 

@@ -31,7 +31,7 @@ def entry_matches(entry: str, path: str, kind: PatternKind = "entry") -> bool:
     if kind == "regex":
         return _regex(entry).match(path) is not None
     if is_glob(entry):
-        return _glob_regex(entry).match(path) is not None
+        return bool(_glob_regex(entry).match(path))
     base = entry.rstrip("/")
     return bool(base) and (path == base or path.startswith(base + "/"))
 

@@ -1,0 +1,84 @@
+"""Bounded work on hostile input: globs match in time linear in the path, reads stop at regular files of a
+bounded size, a step's huge log is shown as a bounded tail."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+import warnings
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipegen.declarations.globs import MAX_GLOB, GlobError, compile_glob
+
+from ..helpers import write_files
+
+# A hang is measured in hours; a loaded 2-core machine takes seconds at most: the bound tells them apart.
+GENEROUS_S = 60
+
+
+def reference(pattern: str) -> re.Pattern[str] | None:
+    """pathspec's backtracking regex: the semantics to keep (on short paths its cost does not matter)."""
+    import pathspec
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        try:
+            found = pathspec.GitIgnoreSpec.from_lines([pattern]).patterns
+        except (ValueError, re.error):
+            return None
+    return found[0].regex if found else None
+
+
+GLOB_PIECES = st.sampled_from(["a", "b", ".", "x", "/", "*", "**", "?", "[ab]", "[!a]", "[a-b]", "\\*", "[]a]",
+                               "/**/", "**/", " ", "\n", "!", "#", "[", "\\"])
+PATH_PIECES = st.sampled_from(["a", "b", "ab", ".", "x", "/", "\n", "*", "]"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(pattern=st.lists(GLOB_PIECES, min_size=1, max_size=9).map("".join),
+       paths=st.lists(st.lists(PATH_PIECES, max_size=12).map("".join), min_size=1, max_size=8))
+def test_glob_matching_agrees_with_pathspec(pattern, paths):
+    expected = reference(pattern)
+    try:
+        matchers = [compile_glob(pattern), compile_glob(pattern, vm=True)]
+    except GlobError:
+        assert expected is None or "[:" in pattern, pattern  # refused exactly where pathspec refuses
+        return
+    assert expected is not None, pattern
+    for path in paths:
+        for matcher in matchers:
+            assert bool(matcher.match(path)) == bool(expected.match(path)), (pattern, path, expected.pattern)
+
+
+ADVERSARIAL = [("*a" * 14 + "*b", "src/" + "a" * 40 + ".c"), ("**a" * 14 + "**b", "src/" + "a" * 40 + ".c"),
+               ("**/a/**/a/**/a/**/b", "a/" * 400 + "c"), ("*[!b]" * 20 + "b", "a/" * 200 + "a")]
+
+
+@pytest.mark.parametrize("pattern, path", ADVERSARIAL)
+def test_glob_matching_stays_linear(pattern, path):
+    """A backtracking regex takes hours on these; a path 10x longer costs about 10x, not 10^k."""
+    matcher = compile_glob(pattern)
+    start = time.process_time()
+    assert not matcher.match(path) and not matcher.match(path * 10)
+    assert time.process_time() - start < GENEROUS_S
+
+
+def test_a_glob_longer_than_the_bound_is_refused():
+    with pytest.raises(GlobError, match=f"longer than {MAX_GLOB}"):
+        compile_glob("*a" * MAX_GLOB)
+
+
+def test_select_with_a_hostile_glob_finishes(tmp_path):
+    """The real CLI, as a subprocess: the trial's `select` was killed after 120 s."""
+    write_files(tmp_path, {".buildkite/pipegen.yaml": "steps: [s.yaml]\n",
+                           "s.yaml": "steps:\n- label: A\n  commands: [x]\n  source_file_dependencies:\n"
+                                     f"  - '{'*a' * 14}*b'\n  - '{'**a' * 14}**b'\n"})
+    done = subprocess.run([sys.executable, "-m", "pipegen", "select", "--root", str(tmp_path), "--files-from", "-"],
+                          input="src/" + "a" * 40 + ".c\n", capture_output=True, text=True, timeout=GENEROUS_S)
+    assert done.returncode == 0, done.stderr
+    assert "0 of 1" in done.stdout or "skip" in done.stdout.lower(), done.stdout
