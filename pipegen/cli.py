@@ -20,7 +20,7 @@ from pipegen.errors import PipegenError
 
 
 def _root(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str:
-    from pipegen.declarations.locate import repository_root
+    from pipegen.declarations.discover import repository_root
 
     return value if value else repository_root()
 

@@ -177,7 +177,7 @@ class Settings:
     hardware_inline: Any = None
     # Keys of steps uploaded elsewhere (the bootstrap step, an earlier image build): depends_on may name them.
     external_steps: tuple[str, ...] = ()
-    preset: str | None = None  # "vllm" for vLLM files
+    hardware_preset: str | None = None  # the inventory (pipegen/data) a dialect's repositories start from
     config_selects: bool = True  # a change to the config or the inventory file selects what they shape
     labels: tuple[LabelRule, ...] = ()  # pull-request labels that widen or narrow the selection
     # Branch filters (`main`, `release/*`): Buildkite builds of them (not PRs) run everything / as nightly.
@@ -214,7 +214,7 @@ class Declarations:
 
     steps: tuple[Step, ...]
     settings: Settings
-    layout: Literal["pipegen", "vllm", "legacy"]
+    layout: str  # the dialect that read them (dialects/): "pipegen", "vllm", "legacy"
     files: tuple[str, ...] = ()  # every file that was read (repo-relative)
     warnings: tuple[DeclarationWarning, ...] = ()
     root: str = "."  # repository root the paths are relative to

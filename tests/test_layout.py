@@ -80,8 +80,9 @@ def test_no_import_cycles() -> None:
 
 
 # Data flows one way: a stage imports only the stages before it (peers of one rank not each other).
-STAGES = {"frozen": -1, "atomic": -1, "model": 0, "errors": 0, "cache": 0, "markdown": 0, "git": 1, "buildkite": 1, "declarations": 2, "selection": 3, "hardware": 4,
-          "render": 5, "check": 5, "run": 5, "audit": 5, "importer": 5, "commands": 6, "cli": 7, "__main__": 8}
+STAGES = {"frozen": -1, "atomic": -1, "model": 0, "errors": 0, "cache": 0, "markdown": 0, "git": 1, "buildkite": 1, "declarations": 2,
+          "dialects": 3, "selection": 4, "hardware": 5, "render": 6, "check": 6, "run": 6, "audit": 6, "importer": 6, "commands": 7,
+          "cli": 8, "__main__": 9}
 
 
 def test_stages_import_only_earlier_stages() -> None:

@@ -45,7 +45,7 @@ class AuditOptions:
 
 def main(args: AuditOptions, out: TextIO) -> int:
     """Write the report in `fmt`; the exit code: 0, or 1 when --fail-on-loss and a step loses a commit."""
-    from pipegen.declarations.load import load
+    from pipegen.dialects.load import load
 
     decl = load(args.root, args.config, args.environ)
     git = Git(args.root, args.environ, instead="", command="pipegen audit")
@@ -124,7 +124,7 @@ def _weights(decl: Declarations) -> dict[str, int]:
 def _declarations_at(git: Git, ref: str, decl: Declarations, environ: Mapping[str, str]) -> Declarations:
     """The declarations as they are at `ref`: the folders of the working tree's declaration files, from
     `git archive` into a temporary folder."""
-    from pipegen.declarations.load import load
+    from pipegen.dialects.load import load
 
     git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", fix=f"pass --compare REF: a commit ('{ref}' is not)")
     folders = sorted({posixpath.dirname(f) or f for f in decl.files})

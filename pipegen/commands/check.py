@@ -56,7 +56,7 @@ def declaration_error(exc: DeclarationError) -> Report:
 def check_repository(root: str, config: str | None, *, tracked_files: str | None, amd_file: str | None,
                      environ: Mapping[str, str], orphans: bool = False, strict_mode: bool = False) -> Report:
     """Load everything `check` needs from the repository at `root`, and check it."""
-    from pipegen.declarations.load import load, load_documents
+    from pipegen.dialects.load import load, load_documents
     from pipegen.hardware.inventory import load_inventory
     from pipegen.hardware.placement import place
 

@@ -31,7 +31,7 @@ class ImportOptions:
 
 
 def main(args: ImportOptions, out: TextIO) -> int:
-    from pipegen.declarations.locate import repository_root
+    from pipegen.declarations.discover import repository_root
     from pipegen.importer import expand
     from pipegen.importer.convert import convert
     from pipegen.importer.report import report
@@ -132,7 +132,7 @@ def _write(out_dir: str, files: dict[str, dict[str, Any]], force: bool) -> None:
 def _render_back(root: str, config: str, result: Imported) -> list[Difference]:
     """The written declarations rendered with --all, compared with the input; a failure to load or render
     is one more thing not carried over."""
-    from pipegen.declarations.load import load
+    from pipegen.dialects.load import load
     from pipegen.importer.compare import compare
     from pipegen.importer.pipeline import read_pipeline
     from pipegen.importer.view import read_view

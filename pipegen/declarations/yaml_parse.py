@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from pipegen.declarations.located import LocDict, LocList, Mark, where
+from pipegen.declarations.yaml_values import LocDict, LocList, Mark, where
 from pipegen.errors import DeclarationError
 from pipegen.model import Location
 

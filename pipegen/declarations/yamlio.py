@@ -16,7 +16,7 @@ import pickle
 from typing import Any
 
 from pipegen.cache import cache_dir
-from pipegen.declarations.located import LocDict, LocList, Mark, where
+from pipegen.declarations.yaml_values import LocDict, LocList, Mark, where
 from pipegen.errors import DeclarationError
 from pipegen.model import Location
 

@@ -31,11 +31,12 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from pipegen.declarations.discover import DEFAULT_INVENTORY
 from pipegen.declarations.fields import Checker, anything, check_fields, require_mapping, string, string_list, tag_map
-from pipegen.declarations.locate import DEFAULT_INVENTORY
 from pipegen.declarations.yamlio import LocList
 from pipegen.errors import DeclarationError
 from pipegen.hardware.model import DOCKER_PLUGIN, PLAIN, TEMPLATE_KINDS, VENDORS, Family, Inventory, Route, Template
+from pipegen.hardware.preset_merge import extended
 from pipegen.hardware.template_fields import job_fields, plain, setup_commands
 from pipegen.model import Declarations, Location
 
@@ -68,8 +69,9 @@ def _inventory(decl: Declarations) -> Inventory:
     if settings.hardware_file:
         return load_inventory_file(os.path.join(decl.root, settings.hardware_file), settings.hardware_file)
     path = os.path.join(decl.root, DEFAULT_INVENTORY)
-    if settings.preset == "vllm":  # vLLM's current and legacy files
-        return _extended_preset(path) if os.path.isfile(path) else vllm_inventory()
+    if settings.hardware_preset:  # a dialect's (vLLM's current and legacy files)
+        preset = settings.hardware_preset
+        return _extended_preset(path, preset) if os.path.isfile(path) else preset_inventory(preset)
     if os.path.isfile(path):
         return load_inventory_file(path, DEFAULT_INVENTORY)
     # No inventory: every step without hardware runs on Buildkite's default queue.
@@ -84,77 +86,36 @@ def load_inventory_file(path: str, display: str | None = None) -> Inventory:
     return parse_inventory(load_file(path, name), name)
 
 
-@functools.cache
 def vllm_inventory() -> Inventory:
     """vLLM's queue table (ci-infra constants.py / get_agent_queue), shipped as data."""
-    return parse_inventory(_preset_data(), "preset:vllm")
+    return preset_inventory(PRESET_FILE)
 
 
-def _preset_data() -> Any:
+@functools.cache
+def preset_inventory(name: str) -> Inventory:
+    """A dialect's inventory, shipped as data (`vllm-hardware.yaml` is "preset:vllm")."""
+    return parse_inventory(_preset_data(name), _preset_source(name))
+
+
+def _preset_source(name: str) -> str:
+    return f"preset:{name.removesuffix('.yaml').removesuffix('-hardware')}"
+
+
+def _preset_data(name: str) -> Any:
     from pipegen.declarations.yamlio import load_file
 
     # beside this file, like render.builtin_templates()
-    return load_file(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", PRESET_FILE),
-                     PRESET_FILE)
+    return load_file(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", name), name)
 
 
-def _extended_preset(path: str) -> Inventory:
-    """The vLLM preset with a repository's own inventory over it: its templates and families
-    replace or add those of the same name, its routes come first, its `default`/`no_gpu`
-    replace the preset's, its `build:` values are merged, its build variants replace the preset's of
-    the same name in place or follow them (other build keys replace)."""
+def _extended_preset(path: str, preset_name: str) -> Inventory:
+    """A dialect's preset (vLLM's) with a repository's own inventory over it (hardware/preset_merge.py)."""
     from pipegen.declarations.yamlio import load_file
 
-    preset, own = _preset_data(), load_file(path, DEFAULT_INVENTORY)
+    own = load_file(path, DEFAULT_INVENTORY)
     require_mapping(own, Location(DEFAULT_INVENTORY, 1, 1), "the hardware inventory")
-    merged = _merge(preset, own)
-    for name in ("templates", "families"):
-        if isinstance(own.get(name), dict):
-            merged[name] = _merge(preset[name], own[name])
-    if isinstance(own.get("routes"), list):
-        merged["routes"] = _join(own["routes"], preset.get("routes") or [])
-    build = own.get("build")
-    if isinstance(build, dict):
-        merged["build"] = _merge(preset["build"], build)
-        if isinstance(build.get("values"), dict):
-            merged["build"]["values"] = _merge(preset["build"]["values"], build["values"])
-        if isinstance(build.get("variants"), list):
-            merged["build"]["variants"] = _by_name(preset["build"]["variants"], build["variants"])
-    return parse_inventory(merged, f"preset:vllm + {DEFAULT_INVENTORY}")
-
-
-def _by_name(base: Any, over: Any) -> Any:
-    """Two yamlio lists of named items as one: an item of `over` replaces `base`'s of the same name
-    where it stands (a variant keeps its place among the others), the others follow."""
-    names = {item.get("name"): i for i, item in enumerate(over) if isinstance(item, dict)}
-    items, marks, used = [], [], set()
-    for i, item in enumerate(base):
-        j = names.get(item.get("name")) if isinstance(item, dict) else None
-        items.append(base[i] if j is None else over[j])
-        marks.append(base.item_marks[i] if j is None else over.item_marks[j])
-        used.add(j)
-    for j, item in enumerate(over):
-        if j not in used:
-            items.append(item)
-            marks.append(over.item_marks[j])
-    out = type(over)(items)
-    out.file, out.mark, out.item_marks = over.file, over.mark, marks
-    return out
-
-
-def _merge(base: Any, over: Any) -> Any:
-    """Two yamlio mappings as one (`over` wins), keeping where each key was written."""
-    out = type(over)()
-    out.file, out.mark, out.key_marks = over.file, over.mark, {**base.key_marks, **over.key_marks}
-    out.update(base)
-    out.update(over)
-    return out
-
-
-def _join(first: Any, then: Any) -> Any:
-    out = type(first)([*first, *then])
-    out.file, out.mark, out.item_marks = first.file, first.mark, [*first.item_marks, *getattr(then, "item_marks", [])]
-    return out
+    return parse_inventory(extended(_preset_data(preset_name), own),
+                           f"{_preset_source(preset_name)} + {DEFAULT_INVENTORY}")
 
 
 def _optional_string(value: Any, where: Location) -> str | None:
@@ -313,4 +274,5 @@ def _template(name: str, raw: Any, where: Location) -> Template:
     )
 
 
-__all__ = ["PRESET_FILE", "load_inventory", "load_inventory_file", "parse_inventory", "vllm_inventory"]
+__all__ = ["PRESET_FILE", "load_inventory", "load_inventory_file", "parse_inventory", "preset_inventory",
+           "vllm_inventory"]

@@ -12,7 +12,7 @@ label or key, else the inventory's `default` family.
 
 from __future__ import annotations
 
-from pipegen.declarations.locate import DEFAULT_INVENTORY
+from pipegen.declarations.discover import DEFAULT_INVENTORY
 from pipegen.errors import DeclarationError
 from pipegen.hardware.model import Family, Inventory, Job
 from pipegen.model import Declarations, Step

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipegen.declarations.presets import AMD_GROUP
+from pipegen.declarations.steps_file import AMD_GROUP
 from pipegen.model import Step
 
 ORDERS = ("declared", "name")

@@ -45,7 +45,7 @@ class SelectArgs:
 
 
 def load_declarations(args: SelectArgs, environ: Mapping[str, str]) -> Declarations:
-    from pipegen.declarations.load import load
+    from pipegen.dialects.load import load
 
     return load(args.root, args.config, environ)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable, Mapping
 
-from pipegen.declarations.locate import DEFAULT_INVENTORY
+from pipegen.declarations.discover import DEFAULT_INVENTORY
 from pipegen.frozen import frozen
 from pipegen.model import Declarations
 

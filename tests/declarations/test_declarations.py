@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from pipegen.cli import cli
-from pipegen.declarations.load import load
+from pipegen.dialects.load import load
 
 CONFIG = "steps: [.buildkite/steps]\n"
 GOOD_STEP = """\

@@ -7,7 +7,7 @@ import json
 from click.testing import CliRunner
 
 from pipegen.cli import cli
-from pipegen.declarations.load import load
+from pipegen.dialects.load import load
 
 from ..helpers import write_files
 

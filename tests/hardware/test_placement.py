@@ -149,7 +149,7 @@ def test_vllm_docker_builds_go_to_cpu_of_their_arch_and_stage(branch, label, que
 def test_every_vllm_step_is_placed(config):
     if not FIXTURE.is_dir():
         pytest.skip(f"vLLM fixture not found at {FIXTURE}")
-    from pipegen.declarations.load import load
+    from pipegen.dialects.load import load
     from pipegen.hardware.placement import jobs
 
     decl = load(str(FIXTURE), config)

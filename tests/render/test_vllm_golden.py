@@ -101,7 +101,7 @@ def test_the_page_is_in_the_generators_order():
     """Groups by name, steps by label, blocks before their commands. The AMD group takes each group's
     mirrors in the order the generator walked its checkout (os.walk: the directory order of the disk
     it ran on); pipegen walks the steps files sorted, so there only each group's own order is compared."""
-    from pipegen.declarations.load import load
+    from pipegen.dialects.load import load
 
     steps = load(str(FIXTURE)).by_key()
     origin = {key: step.origin or key for key, step in steps.items()}

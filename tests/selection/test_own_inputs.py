@@ -7,7 +7,7 @@ import json
 from click.testing import CliRunner
 
 from pipegen.cli import cli
-from pipegen.declarations.load import load
+from pipegen.dialects.load import load
 from pipegen.model import ChangeSet, Options
 from pipegen.selection.decide import decide
 from pipegen.selection.inputs import Input, own_inputs, template_inputs

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipegen.declarations.load import load
+from pipegen.dialects.load import load
 from pipegen.model import ChangeSet
 from pipegen.selection.chain import SelectArgs, options_from
 from pipegen.selection.decide import decide

@@ -15,7 +15,6 @@ from pipegen.model import DeclarationWarning, Location
 DEFAULT_CONFIGS = (".buildkite/pipegen.yaml", ".buildkite/ci_config.yaml")
 DEFAULT_INVENTORY = ".buildkite/hardware.yaml"  # the hardware inventory of pipegen's own format
 STEPS_SUFFIXES = (".yaml", ".yml")  # Buildkite reads both
-VLLM_SUFFIXES = (".yaml",)  # vLLM's generator reads only these (ci-infra step.py)
 
 
 def repository_root(start: str = ".") -> str:

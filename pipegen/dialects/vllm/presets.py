@@ -10,7 +10,6 @@ from __future__ import annotations
 from pipegen.model import LabelRule, Rule, Settings
 
 AMD_GPU_DEVICES = ("mi250_?", "mi300_?", "mi325_?", "mi355_?")
-AMD_GROUP = "Hardware-AMD Tests"
 AMD_IMAGE_BUILD = "image-build-amd"
 VLLM_UNGROUPED = "ungrouped"  # ci-infra step.group_steps: the group of a step that has none
 
@@ -47,7 +46,7 @@ VLLM_SETTINGS = {
     "run_all_env": ("RUN_ALL", "TORCH_NIGHTLY"),
     "docker_workdir": (("/vllm-workspace", ""),),
     "interpolate": ("*",),  # vLLM's files are written in Buildkite's syntax (`$$VAR`): every `$` stays as written
-    "preset": "vllm",
+    "hardware_preset": "vllm-hardware.yaml",  # pipegen/data: ci-infra's queues, its gate and wrappers
     "config_selects": False,  # vLLM's generator reruns nothing when ci_config.yaml changes
     # ci-infra global_config.py: this label runs everything, nightly included. Its other label,
     # ci-no-fail-fast, changes nothing the generator writes.
@@ -72,12 +71,3 @@ def vllm_settings(**overrides: object) -> Settings:
 def legacy_settings(**overrides: object) -> Settings:
     return Settings(**{**LEGACY_SETTINGS, **overrides})  # type: ignore[arg-type]
 
-
-def derive_key(label: str) -> str:
-    """vLLM's key for a step without one (ci-infra `_generate_step_key`)."""
-    key = label.replace(" ", "-").lower()
-    for char in "()%":
-        key = key.replace(char, "")
-    for char in ",+:./":
-        key = key.replace(char, "-")
-    return key

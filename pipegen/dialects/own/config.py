@@ -1,0 +1,149 @@
+"""pipegen's own format: `.buildkite/pipegen.yaml`, its settings and the steps files it names.
+
+The dialect that claims any config the others do not (dialects/interface.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipegen.declarations.assemble import finish, read_steps_files
+from pipegen.declarations.discover import DEFAULT_INVENTORY, STEPS_SUFFIXES, steps_files
+from pipegen.declarations.fields import (
+    Checker,
+    anything,
+    boolean,
+    check_fields,
+    choice,
+    entry_list,
+    env_map,
+    require_mapping,
+    string,
+    string_list,
+)
+from pipegen.declarations.labels import parse_labels
+from pipegen.declarations.pipeline_level import pipeline_fields
+from pipegen.declarations.references import unmatched_names
+from pipegen.declarations.yaml_values import LocDict, LocList
+from pipegen.dialects.interface import Source
+from pipegen.dialects.own.steps import load_steps_file
+from pipegen.errors import DeclarationError
+from pipegen.model import Declarations, DeclarationWarning, Group, Location, Rule, Settings
+
+NAME = "pipegen"
+
+CONFIG_FIELDS: dict[str, Checker] = {
+    "steps": string_list,
+    "base_branch": string,
+    "hardware": anything,
+    "run_all": entry_list,
+    "run_all_exclude": entry_list,
+    "docs_only": entry_list,
+    "always_run": string_list,
+    "no_dependencies": choice("block", "run"),
+    "unselected": choice("block", "skip", "omit"),
+    "rules": anything,
+    "interpolate": string_list,
+    "docker_workdir": env_map,
+    "external_steps": string_list,
+    "labels": anything,
+    "run_all_branches": string_list,
+    "nightly_branches": string_list,
+    "pipeline": anything,
+}
+RULE_FIELDS: dict[str, Checker] = {
+    "name": string,
+    "changed": entry_list,
+    "devices": string_list,
+    "mirror": string,
+    "dind": boolean,
+    "overrides_optional": boolean,
+}
+
+
+def claims(top: LocDict) -> bool:
+    return True
+
+
+def load(source: Source) -> Declarations:
+    root, path, top = source.root, source.path, source.top
+    fields = check_fields(top, CONFIG_FIELDS, "config")
+    if not fields.get("steps"):
+        raise DeclarationError("config has no 'steps'", top.loc(), "add 'steps: [.buildkite/steps]' (files or folders)")
+    settings = _settings(top, fields)
+    warnings: list[DeclarationWarning] = []
+    files: list[str] = []
+    for index, entry in enumerate(fields["steps"]):
+        entry_where = top["steps"].loc(index) if isinstance(top["steps"], LocList) else top.loc("steps")
+        files += steps_files(root, entry, entry_where, STEPS_SUFFIXES, warnings)
+        # `steps: [.buildkite]` would read the config and the inventory as steps files, each an error of its own.
+        for own in sorted({path, settings.hardware_file or DEFAULT_INVENTORY} & set(files)):
+            raise DeclarationError(f"steps entry '{entry}' holds {own}, which is not a steps file", entry_where,
+                                   "put the steps files in a folder of their own (.buildkite/steps) and name it")
+    groups: list[Group] = []
+    steps = read_steps_files(root, files, source.docs, lambda data, name: load_steps_file(data, name, groups))
+    _one_file_per_group(groups)
+    warnings += unmatched_names(top, steps, groups)
+    return finish(root, steps, settings, NAME, [path, *files], warnings, tuple(groups))
+
+
+def _settings(top: LocDict, fields: dict[str, Any]) -> Settings:
+    hardware = fields.get("hardware")
+    settings = Settings(
+        base_branch=fields.get("base_branch", "main"),
+        run_all=fields.get("run_all", ()),
+        run_all_exclude=fields.get("run_all_exclude", ()),
+        docs_only=fields.get("docs_only", ()),
+        always_run=fields.get("always_run", ()),
+        no_dependencies=fields.get("no_dependencies", "block"),
+        unselected=fields.get("unselected", "block"),
+        rules=_rules(top.get("rules"), top.loc("rules")),
+        interpolate=fields.get("interpolate", ()),
+        docker_workdir=fields.get("docker_workdir", ()),
+        labels=parse_labels(top.get("labels"), top.loc("labels")),
+        hardware_file=hardware if isinstance(hardware, str) else None,
+        hardware_inline=hardware if isinstance(hardware, dict) else None,
+        external_steps=_external_steps(fields.get("external_steps", ()), top),
+        run_all_branches=fields.get("run_all_branches", ()),
+        nightly_branches=fields.get("nightly_branches", ()),
+        pipeline=pipeline_fields(top.get("pipeline"), top.loc("pipeline")),
+    )
+    if hardware is not None and not isinstance(hardware, (str, dict)):
+        raise DeclarationError("'hardware' must be a file path or a mapping", top.loc("hardware"))
+    return settings
+
+
+def _one_file_per_group(groups: list[Group]) -> None:
+    for group in groups:
+        first = next(g for g in groups if g.name == group.name)
+        if first is not group:
+            raise DeclarationError(f"group '{group.name}' has fields of its own in two steps files (also at "
+                                   f"{first.location})", group.location,
+                                   "write the group's fields (key, depends_on, if, ...) in one file, "
+                                   "its name in the others")
+
+
+def _external_steps(keys: tuple[str, ...], top: LocDict) -> tuple[str, ...]:
+    """Keys of steps uploaded elsewhere: written in the pipeline as they are, so they must be valid there."""
+    from pipegen.buildkite.keys import valid_key
+
+    for key in keys:
+        if valid_key(key) != key:
+            raise DeclarationError(f"external step key '{key}' is not a key Buildkite accepts",
+                                   top.loc("external_steps"),
+                                   f"write the key as the other pipeline does (e.g. '{valid_key(key)}')")
+    return keys
+
+
+def _rules(raw: Any, where: Location) -> tuple[Rule, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, LocList):
+        raise DeclarationError("'rules' must be a list", where)
+    rules = []
+    for index, item in enumerate(raw):
+        rule = check_fields(require_mapping(item, raw.loc(index), "a rule"), RULE_FIELDS, "rule")
+        if not rule.get("name") or not rule.get("changed"):
+            raise DeclarationError("a rule needs 'name' and 'changed'", raw.loc(index))
+        rules.append(Rule(**{**rule, "changed": tuple(rule["changed"]), "devices": tuple(rule.get("devices", ()))}))
+    return tuple(rules)
