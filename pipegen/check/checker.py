@@ -30,6 +30,7 @@ class Inputs:
     place: Callable[[Step], Any]  # hardware.place with the repository's inventory
     amd: Declarations | None = None  # the AMD twin file's declarations, for drift
     listed: str | None = None  # the --tracked-files list, when files come from one
+    read: Callable[[str], str | None] | None = None  # a tracked file's text (the scripts steps run)
 
 
 def check(decl: Declarations, inputs: Inputs, *, orphans: bool = False, strict_mode: bool = False) -> Report:
@@ -42,7 +43,7 @@ def check(decl: Declarations, inputs: Inputs, *, orphans: bool = False, strict_m
     found += entries.run_all_findings(decl, index, lines, config)
     covers = {s.key: _cover(s, decl, index) for s in decl.steps}
     run_all = entries.run_all_mask(decl, index)
-    step_tests = [coverage.resolve_tests(decl, s, index) for s in decl.steps]
+    step_tests = [coverage.resolve_tests(decl, s, index, inputs.read) for s in decl.steps]
     for item in step_tests:
         found += item.findings
         found += coverage.selection_findings(item, decl, covers[item.step.key] | run_all, index)

@@ -1,24 +1,22 @@
-"""The test paths a step's commands name, as repository-relative paths. Pure.
+"""The test paths one simple command names (`pytest ARGS`, `python X.py`, `torchrun ... X.py`). Pure.
 
 Understood: `pytest ARGS` (also `python -m pytest`, `py.test`), `python X.py`,
 `torchrun [options] X.py` (also `python -m torch.distributed.run`), after
 `VAR=value` prefixes and wrappers such as `timeout 30m` or `uv run`; `::node`
-ids are cut, option values (`-k expr`, `--ignore path`) are not paths. Paths
-are relative to the step's working dir, which a `cd` in an earlier command
-changes (vLLM joins a step's commands into one shell). Docker paths map to
-the repository through `docker_workdir` prefixes (vLLM: `/vllm-workspace`
--> the repository root). Anything computed by the shell (`$VAR`, globs,
-`{}` from xargs) is left alone: it cannot be checked statically.
+ids are cut, option values (`-k expr`, `--ignore path`) are not paths. The
+shell around the command (cd, variables, scripts, globs, `find | xargs`) is
+command_walk.py's.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from functools import lru_cache
 
-from pipegen.buildkite.workdir import joined, map_workdir
 from pipegen.frozen import frozen
 
 # pytest options that take a value in the next argument (when written without "=").
@@ -36,9 +34,13 @@ TORCHRUN_VALUE_OPTIONS = frozenset(
     "--role --log-dir --log_dir -r --redirects -t --tee --local-addr --local_addr --local-ranks-filter".split()
 )
 PYTHON_VALUE_OPTIONS = frozenset({"-W", "-X", "-Q"})
+FIND_TESTS = frozenset({"-maxdepth", "-mindepth", "-name", "-iname", "-path", "-wholename"})
 WRAPPERS = {"env": 0, "time": 0, "nohup": 0, "exec": 0, "timeout": 1, "uv": 1, "coverage": 1}  # words to skip
+WRAPPERS.update(dict.fromkeys(("if", "elif", "then", "else", "do", "while", "until", "!", "{"), 0))  # shell keywords
+OPERATOR_CHARS = frozenset("<>&|;()\n")
 SEPARATORS = frozenset({"&&", "||", "|", ";", "&", "\n", "(", ")", ";;", "|&"})
-DYNAMIC = re.compile(r"[$*?\[\]{}`~]")
+DYNAMIC = re.compile(r"[$*?\[\]{}`~]")  # computed by the shell: a glob, a variable, ...
+ARRAY = re.compile(r"^\$\{\w+\[[@*]\]\}$")
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 PYTHON = re.compile(r"^python(3(\.\d+)?)?$")
 
@@ -59,67 +61,43 @@ class CommandPath:
         return "/" in self.written or self.written.endswith(".py")
 
 
-def tokens(command: str) -> list[str] | None:
+@lru_cache(maxsize=4096)
+def tokens(command: str) -> tuple[str, ...] | None:
     """Shell words and operators (newline included); None when the quoting is unbalanced."""
-    lexer = shlex.shlex(command.replace("\\\n", " "), posix=True, punctuation_chars="();<>|&\n")
+    # A comment swallows its line's newline in shlex: doubled, one is left to end the command.
+    lexer = shlex.shlex(command.replace("\\\n", " ").replace("\n", "\n\n"), posix=True,
+                        punctuation_chars="();<>|&\n")
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
     lexer.commenters = "#"
     try:
-        return list(lexer)
+        return tuple(lexer)
     except ValueError:
         return None
 
 
-def segments(words: list[str]) -> Iterable[list[str]]:
-    """Simple commands: words between shell operators."""
+def segments(words: Iterable[str]) -> Iterable[tuple[str, list[str]]]:
+    """Simple commands: words between shell operators, each with the operator before it ("" first)."""
     current: list[str] = []
+    before = ""
     for word in words:
-        if word in SEPARATORS or (word and set(word) <= set("<>&|;")):
+        if word in SEPARATORS or (word and set(word) <= OPERATOR_CHARS):
             if current:
-                yield current
+                yield before, current
             current = []
+            before = word
         else:
             current.append(word)
     if current:
-        yield current
+        yield before, current
 
 
-def extract(commands: Sequence[str], working_dir: str | None,
-            mapping: Sequence[tuple[str, str]]) -> tuple[list[CommandPath], list[str]]:
-    """Test paths named by `commands`, and relative ones the working dir cannot place.
-
-    A working dir outside every docker_workdir prefix (vLLM's "/") leaves
-    relative paths unplaceable; absolute ones are still mapped.
-    """
-    cwd = map_workdir(working_dir, mapping)
-    refs: list[CommandPath] = []
-    unplaced: list[str] = []
-    for index, command in enumerate(commands):
-        for words in segments(tokens(command) or []):
-            words = _strip_prefix(words)
-            if not words:
-                continue
-            if words[0] == "cd":
-                cwd = _cd(cwd, words[1:], mapping)
-                continue
-            for written, tool, ignored in _named(words):
-                if cwd is None and not written.startswith("/"):
-                    unplaced.append(written)
-                    continue
-                path = _resolve(cwd or "", written, mapping)
-                if path is not None:
-                    kept = tuple(p for p in (_resolve(cwd or "", i, mapping) for i in ignored) if p is not None)
-                    refs.append(CommandPath(path, written, tool, index, kept))
-    return refs, unplaced
-
-
-def _strip_prefix(words: list[str]) -> list[str]:
+def strip_prefix(words: list[str]) -> list[str]:
     """Drop `VAR=value` assignments and wrapper words (`timeout 30m`, `uv run`)."""
     index = 0
     while index < len(words):
         word = words[index]
-        if ASSIGNMENT.match(word):
+        if ASSIGNMENT.match(word) or ARRAY.match(word):  # `env "${settings[@]}" cmd`: assignments, likely
             index += 1
         elif word in WRAPPERS:
             index += 1 + WRAPPERS[word]
@@ -130,22 +108,22 @@ def _strip_prefix(words: list[str]) -> list[str]:
     return words[index:]
 
 
-def _cd(cwd: str | None, args: list[str], mapping: Sequence[tuple[str, str]]) -> str | None:
-    """The new working dir; None when it is unknown (computed, or outside the repository)."""
-    target = next((a for a in args if not a.startswith("-")), None)
-    if target is None or DYNAMIC.search(target) or (cwd is None and not target.startswith("/")):
-        return None
-    return map_workdir(target, mapping) if target.startswith("/") else joined(cwd or "", target)
+def tool_of(words: list[str]) -> str | None:
+    """The test tool a simple command runs ("pytest", "python", "torchrun"), None for another."""
+    head = words[0]
+    if head in ("pytest", "py.test"):
+        return "pytest"
+    if head == "torchrun":
+        return "torchrun"
+    if PYTHON.match(posixpath.basename(head)):
+        module = words[words.index("-m") + 1] if "-m" in words[:-1] else None
+        return {"pytest": "pytest", None: "python"}.get(module, "torchrun" if module and "torch" in module else None)
+    return None
 
 
-def _resolve(cwd: str, written: str, mapping: Sequence[tuple[str, str]]) -> str | None:
-    if written.startswith("/"):
-        return map_workdir(written, mapping) or None
-    return joined(cwd, written) or None
-
-
-def _named(words: list[str]) -> list[tuple[str, str, tuple[str, ...]]]:
-    """(path as written, tool, --ignore paths) for one simple command."""
+def named(words: list[str]) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(path as written, tool, --ignore paths) for one simple command; a written path may hold shell
+    syntax (a glob, a `$VAR`), for the caller to expand or report."""
     head, rest = words[0], words[1:]
     if head in ("pytest", "py.test"):
         return _pytest_paths(rest)
@@ -160,7 +138,7 @@ def _python(args: list[str]) -> list[tuple[str, str, tuple[str, ...]]]:
     index = 0
     while index < len(args) and args[index].startswith("-"):
         option = args[index]
-        if option == "-c":
+        if option in ("-c", "-"):  # code in the argument, or on stdin
             return []
         if option == "-m":
             module = args[index + 1] if index + 1 < len(args) else ""
@@ -182,7 +160,7 @@ def _script(args: list[str], value_options: frozenset[str], tool: str) -> list[t
         elif arg.startswith("-"):
             skip = arg in value_options
         elif arg.endswith(".py") or tool == "python":
-            return [] if DYNAMIC.search(arg) else [(arg, tool, ())]
+            return [(arg, tool, ())]
         else:
             return []  # torchrun's first positional is the program; this one is not a file
     return []
@@ -207,9 +185,53 @@ def _pytest_paths(args: list[str]) -> list[tuple[str, str, tuple[str, ...]]]:
             positionals.append(arg.split("::", 1)[0])
     # `--deselect path::test` drops one test, not the file.
     kept = tuple(i for i in ignored if not DYNAMIC.search(i) and "::" not in i)
-    return [(p, "pytest", kept) for p in positionals if p and not DYNAMIC.search(p) and _pathlike(p)]
+    return [(p, "pytest", kept) for p in positionals if p and _pathlike(p)]
 
 
 def _pathlike(arg: str) -> bool:
     """A bare word (`engine`) may be a folder; a number or an option value is not."""
     return not arg.replace(".", "").isdigit() and "=" not in arg
+
+
+def find_starts(args: list[str]) -> list[str]:
+    out = []
+    for arg in args:
+        if arg.startswith("-") or arg in ("!", "("):
+            break
+        out.append(arg)
+    return out
+
+
+def find_tests(args: list[str]) -> list[tuple[str, str, bool]]:
+    """find's tests as (test, value, negated); actions and tests not read here are left out (they pass)."""
+    tests: list[tuple[str, str, bool]] = []
+    negate = False
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg in ("-not", "!"):
+            negate = True
+            index += 1
+            continue
+        if arg in FIND_TESTS and index + 1 < len(args):
+            tests.append((arg, args[index + 1], negate))
+            index += 1
+        index += 1
+        negate = False
+    return tests
+
+
+def find_passes(tests: list[tuple[str, str, bool]], rest: str, shown: str) -> bool:
+    """Whether a file (`rest` below the start dir, `shown` as find prints it) passes every test."""
+    for test, value, negated in tests:
+        if test == "-maxdepth":
+            passed = rest.count("/") + 1 <= int(value) if value.isdigit() else True
+        elif test == "-mindepth":
+            passed = rest.count("/") + 1 >= int(value) if value.isdigit() else True
+        elif test in ("-name", "-iname"):
+            passed = fnmatch.fnmatchcase(posixpath.basename(rest), value)
+        else:  # -path, -wholename
+            passed = fnmatch.fnmatchcase(shown, value)
+        if passed == negated:
+            return False
+    return True

@@ -12,7 +12,8 @@ import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pipegen.check.command_paths import CommandPath, extract
+from pipegen.check.command_paths import CommandPath
+from pipegen.check.command_walk import Reader, extract
 from pipegen.check.entries import declared, either, nearest
 from pipegen.check.file_index import FileIndex, bits
 from pipegen.check.findings import Finding
@@ -37,10 +38,18 @@ def is_test_file(path: str) -> bool:
     return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
-def resolve_tests(decl: Declarations, step: Step, index: FileIndex) -> StepTests:
-    """The step's test refs, test-missing and workdir-unmapped findings, and the test files named."""
-    refs, unplaced = extract(step.commands, step.working_dir, decl.settings.docker_workdir)
+def resolve_tests(decl: Declarations, step: Step, index: FileIndex, read: Reader | None = None) -> StepTests:
+    """The step's test refs, test-missing, workdir-unmapped and tests-unread findings, and the test files
+    named (`read`: a tracked file's text, to follow the scripts the step runs)."""
+    walked = extract(step.commands, step.working_dir, decl.settings.docker_workdir, index, read)
+    refs, unplaced = walked.refs, walked.unplaced
     found = StepTests(step)
+    if walked.unread:
+        found.findings.append(Finding(
+            "tests-unread", "warning", step.location,
+            f"step '{declared(step)}' runs what check cannot read statically, so its tests there are not known: "
+            + "; ".join(f"'{text}'" for text in dict.fromkeys(walked.unread)),
+            "name the test files, or a folder, in the command (or a script's literal arguments)", declared(step)))
     if unplaced:
         found.findings.append(Finding(
             "workdir-unmapped", "warning", step.location,

@@ -27,6 +27,7 @@ CODES = {
     "test-missing": "a command names a test path that is not in the repository",
     "test-not-selecting": "a change to a step's own test does not select the step",
     "workdir-unmapped": "a step's working dir maps to no repository folder",
+    "tests-unread": "a step runs tests or scripts through text check cannot read statically",
     "no-dependencies": "a step has no dependencies: no change ever selects it",
     "import-not-covered": "a test imports a repository file no entry of its step covers",
     "no-queue": "no hardware provides what a step asks for",

@@ -72,6 +72,7 @@ def check_repository(root: str, config: str | None, *, tracked_files: str | None
         place=lambda step: place(step, inventory),
         amd=amd,
         listed=tracked_files,
+        read=lambda path: _text(root, path) if path in scans.tracked else None,
     )
     report = check(decl, inputs, orphans=orphans, strict_mode=strict_mode)
     scans.save()
@@ -88,6 +89,14 @@ def _scans(root: str, tracked_files: str | None, environ: Mapping[str, str]) -> 
 
     blobs, dirty = index_blobs(root, environ)
     return ScanCache(root, set(blobs), blobs, dirty)
+
+
+def _text(root: str, path: str) -> str | None:
+    try:
+        with open(os.path.join(root, path), encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _twin_file(root: str, decl: Declarations) -> str | None:

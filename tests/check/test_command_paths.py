@@ -1,18 +1,20 @@
-"""Test paths named by step commands (command_paths.py)."""
+"""Test paths named by step commands (command_paths.py, command_walk.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from pipegen.buildkite.workdir import map_workdir
-from pipegen.check.command_paths import extract
+from pipegen.check.command_walk import extract
+from pipegen.check.file_index import FileIndex
 
 VLLM = (("/vllm-workspace", ""),)
 
 
 def paths(commands, working_dir="/vllm-workspace/tests", mapping=VLLM):
-    refs, unplaced = extract(commands, working_dir, mapping)
-    assert not unplaced
+    found = extract(commands, working_dir, mapping)
+    refs = found.refs
+    assert not found.unplaced
     return [r.path for r in refs]
 
 
@@ -39,8 +41,7 @@ def test_paths_from_vllm_style_commands(command, expected):
 
 @pytest.mark.parametrize("command", [
     "pytest -v -s $TEST_DIR",                       # computed by the shell
-    "pytest -s -v 'compile/test_*.py'",             # a glob
-    "find compile/ -name 'test_*.py' | xargs -n1 -I{} pytest -s -v '{}'",
+    "find compile/ -name 'test_*.py' | xargs -n1 -I{} pytest -s -v '{}'",  # no such files
     "python3 -c 'import vllm'",
     "python3 -m pip install x",
     "pip install pytest-timeout",
@@ -52,21 +53,21 @@ def test_nothing_checkable(command):
 
 
 def test_option_values_are_not_paths():
-    refs, _ = extract(["pytest -k fp8 -m slow --ignore models/test_x.py --tp-size 4 models --models llama3.2"],
-                      "/vllm-workspace/tests", VLLM)
+    refs = extract(["pytest -k fp8 -m slow --ignore models/test_x.py --tp-size 4 models --models llama3.2"],
+                   "/vllm-workspace/tests", VLLM).refs
     # `--models` is unknown: its value stays a bare word, which only counts if such a folder exists.
     assert [(r.path, r.surely_path) for r in refs] == [("tests/models", False), ("tests/llama3.2", False)]
     assert refs[0].ignored == ("tests/models/test_x.py",)
 
 
 def test_deselecting_one_test_does_not_ignore_its_file():
-    refs, _ = extract(["pytest models --deselect models/test_x.py::test_a --deselect=models/test_y.py"],
-                      "/vllm-workspace/tests", VLLM)
+    refs = extract(["pytest models --deselect models/test_x.py::test_a --deselect=models/test_y.py"],
+                   "/vllm-workspace/tests", VLLM).refs
     assert [(r.path, r.ignored) for r in refs] == [("tests/models", ("tests/models/test_y.py",))]
 
 
 def test_bare_words_are_not_sure_paths():
-    refs, _ = extract(["pytest tool_use --models llama3"], "/vllm-workspace/tests", VLLM)
+    refs = extract(["pytest tool_use --models llama3"], "/vllm-workspace/tests", VLLM).refs
     assert {r.path: r.surely_path for r in refs} == {"tests/tool_use": False, "tests/llama3": False}
 
 
@@ -76,9 +77,9 @@ def test_cd_carries_over_to_later_commands():
 
 
 def test_working_dir_outside_the_mapping():
-    refs, unplaced = extract(["pytest a/test_b.py", "python3 /vllm-workspace/tests/c.py"], "/", VLLM)
-    assert unplaced == ["a/test_b.py"]
-    assert [r.path for r in refs] == ["tests/c.py"]
+    found = extract(["pytest a/test_b.py", "python3 /vllm-workspace/tests/c.py"], "/", VLLM)
+    assert found.unplaced == ["a/test_b.py"]
+    assert [r.path for r in found.refs] == ["tests/c.py"]
 
 
 def test_leaving_the_repository_is_not_a_path():
@@ -95,5 +96,64 @@ def test_map_workdir():
 
 
 def test_command_index_is_kept():
-    refs, _ = extract(["nvidia-smi", "pytest a/test_1.py", "pytest a/test_2.py"], "", ())
+    refs = extract(["nvidia-smi", "pytest a/test_1.py", "pytest a/test_2.py"], "", ()).refs
     assert [(r.path, r.command) for r in refs] == [("a/test_1.py", 1), ("a/test_2.py", 2)]
+
+
+# The shell around the commands: scripts, handed-on text, globs, find | xargs (command_walk.py).
+TREE = {
+    "tests/kernels/test_fused_v4_a.py": "", "tests/kernels/test_fused_v4_b.py": "", "tests/kernels/sub/test_fused_v4_c.py": "",
+    "tests/compile/test_x.py": "", "tests/compile/test_full_graph.py": "", "tests/compile/deep/test_y.py": "",
+    "tests/compile/helper.py": "", "tests/cpu/test_cpu.py": "", "examples/gen.py": "",
+    "ci/run-in-docker.sh": 'TIMEOUT=$1\nTEST_COMMAND=$2\ndocker run --rm img timeout "$TIMEOUT" bash -c "set -e; ${TEST_COMMAND}"\n',
+    "tests/nixl/sweep.sh": (
+        '#!/bin/bash\n# runs the canary first (an apostrophe: don\'t trip the lexer)\n'
+        'SCRIPT="nixl/run.sh"\nCANARY="nixl/test_canary.py"\npython3 -m pytest -s -x "${CANARY}"\n'
+        'cat <<EOF > /tmp/x\nit\'s a heredoc: pytest nowhere/test_z.py\nEOF\n'
+        'for c in a b; do\n  if ! env "${parts[@]}" bash "${SCRIPT}" --tp 2; then exit 1; fi\ndone\n'),
+    "tests/nixl/run.sh": ('SCRIPT_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"\n'
+                          'GIT_ROOT="${GIT_ROOT:-$(cd -- "${SCRIPT_DIR}/../.." && pwd -P)}"\n'
+                          'python3 -m pytest -s -x "${GIT_ROOT}"/tests/nixl/test_accuracy.py\n'
+                          'pytest $UNKNOWN_DIR/test_q.py\n'),
+    "tests/nixl/test_canary.py": "", "tests/nixl/test_accuracy.py": "",
+    "ci/compat.sh": "./sde/sde64 -skl -- python3 examples/gen.py > log 2>&1 &\ncd /workspace/other && pytest tests/e2e/\n",
+}
+
+
+def walked(commands, working_dir="/vllm-workspace/tests", tree=TREE):
+    return extract(commands, working_dir, VLLM, FileIndex(tree), tree.get)
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("pytest -v -s kernels/test_fused_v4_*.py",  # a glob: `*` stays in its folder
+     ["tests/kernels/test_fused_v4_a.py", "tests/kernels/test_fused_v4_b.py"]),
+    ("find compile/ -maxdepth 1 -name 'test_*.py' -not -name 'test_full_graph.py' -print0 "
+     "| xargs -0 -n1 -I{} pytest -s -v '{}'", ["tests/compile/test_x.py"]),
+    ("find compile/ -name 'test_*.py' | xargs pytest -v", ["tests/compile/deep/test_y.py",
+                                                          "tests/compile/test_full_graph.py", "tests/compile/test_x.py"]),
+    ('bash ../ci/run-in-docker.sh 30m "\npytest -x tests/cpu/test_cpu.py\npytest -x cpu/test_cpu.py"',
+     ["tests/cpu/test_cpu.py"]),  # handed on: from the working dir, else from the root; the script passes it on
+    ("bash nixl/sweep.sh", ["tests/nixl/test_canary.py", "tests/nixl/test_accuracy.py"]),
+    ("cd .. && bash ci/compat.sh", ["examples/gen.py"]),
+])
+def test_the_shell_around_the_tests(command, expected):
+    assert sorted(dict.fromkeys(r.path for r in walked([command]).refs)) == sorted(expected)
+
+
+def test_what_cannot_be_read_is_named():
+    assert walked(["bash nixl/sweep.sh"]).unread == ["pytest $UNKNOWN_DIR/test_q.py"]
+    assert walked(["bash $SCRIPT 1"]).unread == ["$SCRIPT 1"]
+    assert walked(["pytest -s -v 'unbalanced"]).unread == ["pytest -s -v 'unbalanced"]
+    assert walked(["cd .. && bash ci/compat.sh"]).unread == [
+        "pytest tests/e2e/ (in a folder outside the repository)"]
+    assert walked(['docker run img bash -c "pytest tests/elsewhere/"']).unread == [
+        "pytest tests/elsewhere/ (not in the repository where it is handed to run)"]
+
+
+def test_a_glob_matching_nothing_is_a_missing_path():
+    assert [r.path for r in walked(["pytest kernels/test_none_*.py"]).refs] == ["tests/kernels/test_none_*.py"]
+
+
+def test_a_script_calling_itself_ends():
+    tree = {"a.sh": "bash a.sh\npytest tests/test_a.py\n", "tests/test_a.py": ""}
+    assert [r.path for r in walked(["bash a.sh"], "", tree).refs] == ["tests/test_a.py"]

@@ -1,0 +1,54 @@
+"""`pipegen check` finds the tests a step runs through a script, a quoted command, a glob or `find | xargs`
+(command_walk.py), in real git repositories made in tmp_path, through the real CLI."""
+
+from __future__ import annotations
+
+from tests.helpers import check, check_repo, codes, only
+
+SCRIPT = """\
+#!/bin/bash
+# runs the suite handed to it in the image's shell
+SUITE=$1
+docker run --rm image bash -c "set -e; pytest -x ${SUITE}"
+"""
+
+
+def step(command: str, deps: str = "[mypkg, tests/test_core.py, tests/__init__.py, tests/helpers.py]") -> str:
+    return f"""\
+- label: Scripted
+  key: scripted
+  commands: [{command!r}]
+  source_file_dependencies: {deps}
+"""
+
+
+def test_a_test_run_by_a_script_with_its_argument_must_select_the_step(tmp_path):
+    root = check_repo(tmp_path, step("bash ci/run.sh tests/test_config.py"), files={"ci/run.sh": SCRIPT})
+    exit_code, report = check(root)
+    finding = only(report, "test-not-selecting")
+    assert exit_code == 1
+    assert "a change to tests/test_config.py would not run step 'scripted'" in finding["message"]
+    deps = "[mypkg, tests/]"
+    assert check(check_repo(tmp_path / "b", step("bash ci/run.sh tests/test_config.py", deps),
+                            files={"ci/run.sh": SCRIPT}))[0] == 0
+
+
+def test_quoted_commands_globs_and_find_xargs(tmp_path):
+    for number, command in enumerate([
+        'ci/run-quoted.sh 30m "pytest -x tests/test_config.py"',
+        "pytest -v tests/test_c*.py",
+        "find tests -name 'test_*.py' -not -name 'test_core.py' | xargs -n1 pytest -v",
+    ]):
+        files = {"ci/run-quoted.sh": 'timeout "$1" bash -c "$2"\n'}
+        report = check(check_repo(tmp_path / str(number), step(command), files=files))[1]
+        assert "tests/test_config.py" in only(report, "test-not-selecting")["message"], command
+
+
+def test_what_cannot_be_read_is_a_finding_that_names_it(tmp_path):
+    root = check_repo(tmp_path, step('bash ci/run.sh "$SUITE"'), files={"ci/run.sh": SCRIPT})
+    exit_code, report = check(root)
+    finding = only(report, "tests-unread")
+    assert (exit_code, finding["severity"], finding["step"]) == (0, "warning", "scripted")
+    assert "'pytest $SUITE'" in finding["message"]
+    assert codes(check(check_repo(tmp_path / "b", step("bash ci/run.sh tests/test_core.py"),
+                                  files={"ci/run.sh": SCRIPT}))[1]) == []
