@@ -54,7 +54,7 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
     if skip_reason:
         decisions = [Decision(step, "skip", (Reason("docs-only", skip_reason),)) for step in decl.steps]
     else:
-        matched = StepIndex(decl.steps).matches(files)
+        matched = step_index(decl.steps).matches(files)
         # Which file fires each rule does not depend on the step: match once.
         rule_hits = [(rule, first_match(rule.changed, files)) for rule in settings.rules]
         decisions = []
@@ -72,6 +72,16 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
         skip_reason=skip_reason,
         warnings=tuple(warnings),
     )
+
+
+_INDEXED: list[tuple[Sequence[Step], StepIndex]] = []  # the last steps indexed: `why` decides path by path
+
+
+def step_index(steps: Sequence[Step]) -> StepIndex:
+    """The entries of `steps` indexed, once for the same steps (kept alive here, so compared by identity)."""
+    if not _INDEXED or _INDEXED[0][0] is not steps:
+        _INDEXED[:] = [(steps, StepIndex(steps))]
+    return _INDEXED[0][1]
 
 
 def _as_read(decl: Declarations, files: list[str]) -> tuple[list[str], dict[str, str]]:

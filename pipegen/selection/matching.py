@@ -127,6 +127,15 @@ class StepIndex:
             hits[slot] = [i for i, path in enumerate(files) if regex.match(path)]
         return hits
 
+    def slots(self, files: Sequence[str]) -> list[tuple[int, ...]]:
+        """For every file, the include entries (as slots) that match it: files with the same slots are
+        matched alike by every step (exclusions aside)."""
+        per_file: list[list[int]] = [[] for _ in files]
+        for slot, indices in enumerate(self._hits(files)):
+            for index in indices:
+                per_file[index].append(slot)
+        return [tuple(slots) for slots in per_file]
+
     def touched(self, files: Sequence[str]) -> set[str]:
         """The files that some step's include entry matches (exclusions aside)."""
         return {files[index] for hits in self._hits(files) for index in hits}

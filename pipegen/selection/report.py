@@ -160,6 +160,8 @@ def why_path(verdict: Selection) -> dict[str, Any]:
         if reason.rule == NEEDED:  # what render runs with the steps it selects
             row["needed"].append({"key": step.key, "reason": reason.text})
             continue
+        if reason.rule == "no-match" and not any(e.startswith("!") for e in step.dependencies):
+            continue  # no entry matched it, and none was excluded
         hit, exclusion = explain(step.dependencies, path, step.dependency_kind)
         if hit and exclusion:
             row["excluded"].append({"key": step.key, "entry": hit, "excluded_by": "!" + exclusion})
@@ -223,13 +225,12 @@ def why_step_text(info: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_why(verdicts: Sequence[Selection], steps: Sequence[Step], sel: Selection | None, fmt: str) -> str:
-    """`pipegen why`: what each path does (`verdicts`: the decisions for a change of that path alone),
+def render_why(rows: Sequence[dict[str, Any]], steps: Sequence[Step], sel: Selection | None, fmt: str) -> str:
+    """`pipegen why`: what each path does (`rows`: why_path of the decisions for a change of that path alone),
     then each step's decision (`sel` is needed only for steps)."""
-    rows = [why_path(v) for v in verdicts]
     assert sel is not None or not steps, "a step's decision needs the selection"
     infos = [why_step(step, sel) for step in steps] if sel is not None else []
     if fmt == "json":
-        out = {**({"paths": rows} if rows else {}), **({"steps": infos} if steps else {})}
+        out = {**({"paths": list(rows)} if rows else {}), **({"steps": infos} if steps else {})}
         return json.dumps(out, indent=2) + "\n"
-    return (why_paths_text(rows) if rows else "") + "".join(why_step_text(i) for i in infos)
+    return (why_paths_text(list(rows)) if rows else "") + "".join(why_step_text(i) for i in infos)
