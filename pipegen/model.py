@@ -75,7 +75,6 @@ class Step:
     num_devices: int | None = _written("positive_int", None, read_by="steps")
     num_nodes: int | None = _written("positive_int", None)
     no_gpu: bool = _written("boolean", False)
-    agent_pool: str | None = _written("string", None, read_by="legacy")  # legacy AMD pool, e.g. "mi300_2"
     agent_tags: tuple[tuple[str, str], ...] = _written("tag_map", (), read_by="steps")
     env: tuple[tuple[str, str], ...] = _written("env_map", ())
     soft_fail: bool | tuple[int | str, ...] = _written("soft_fail", False)  # bool, or exit statuses ("*": any)
@@ -96,8 +95,8 @@ class Step:
     derived_key: bool = False  # vLLM: no `key:` was declared, the key comes from the label
     block_key: str | None = None  # the key of its block step; None: "block-<key>"
     prelude: tuple[str, ...] = ()  # lines the job runs first, before `cd` and setup, as written
-    # Legacy AMD steps: the pipeline-level tags it is mirrored to.
-    mirror_hardwares: tuple[str, ...] = _written("string_list", (), read_by="legacy")
+    # Its dialect leaves it out of this pipeline, and why (vLLM's test-amd.yaml: not mirrored to $AMD_MIRROR_HW).
+    dialect_skip: Reason | None = None
     # pipegen's format: depends_on targets whose failure this step accepts ({step, allow_failure: true}).
     allow_failure_on: tuple[str, ...] = ()
     # pipegen's format: the other Buildkite command-step fields (if, branches, matrix, plugins, ...), verbatim.
@@ -185,8 +184,6 @@ class Settings:
     nightly_branches: tuple[str, ...] = ()
     # Values for the inventory's build context (vLLM: ci_config.yaml's registries, repositories.*).
     build_values: tuple[tuple[str, str], ...] = ()
-    # Legacy test-amd.yaml: only steps whose mirror_hardwares holds this tag exist.
-    mirror_tag: str | None = None
     # --only, $VLLM_CI_ONLY_STEP_KEYS: declared `key:`s only (vLLM: a label-derived or AMD mirror key is unknown)
     only_declared_keys: bool = False
     # The page's order (render/order.py): "declared", or "name" (vLLM: groups by name, steps by label).

@@ -36,9 +36,9 @@ def hardware_findings(decl: Declarations, place: Callable[[Step], Any]) -> list[
 
 
 def rendered(decl: Declarations) -> list[Step]:
-    """The steps a pipeline can contain (legacy AMD: only those mirrored to the current tag)."""
-    tag = decl.settings.mirror_tag
-    return [s for s in decl.steps if tag is None or tag in s.mirror_hardwares]
+    """The steps a pipeline can contain (not those their dialect leaves out: legacy AMD, not mirrored to the
+    current tag)."""
+    return [s for s in decl.steps if s.dialect_skip is None]
 
 
 def drift_findings(decl: Declarations, amd: Declarations) -> list[Finding]:
@@ -57,7 +57,7 @@ def drift_findings(decl: Declarations, amd: Declarations) -> list[Finding]:
                 out.append(Finding(
                     "mirror-drift", "warning", mirror.location,
                     f"AMD twin '{twin.label}' differs between {mirror.location} ('{mirror.key}') and "
-                    f"{twin.location} ({twin.agent_pool or twin.device}): {'; '.join(diff)}",
+                    f"{twin.location} ({twin.device}): {'; '.join(diff)}",
                     "declare the AMD variant once (mirror.amd) and delete the other, or make them agree",
                     mirror.key))
     return out

@@ -252,8 +252,8 @@ def _decide_step(
     forced: Reason | None,
     label: Reason | None = None,
 ) -> tuple[Action, Reason]:
-    if settings.mirror_tag is not None and settings.mirror_tag not in step.mirror_hardwares:
-        return "skip", Reason("mirror-tag", f"not mirrored to '{settings.mirror_tag}' (mirror_hardwares)")
+    if step.dialect_skip is not None:
+        return "skip", step.dialect_skip
     if step.kind in STRUCTURE and (only is None or step.key in only):
         article = "an" if step.kind == "input" else "a"
         return "run", Reason("structure", f"{article} {step.kind} step: part of the pipeline's order, always in it")

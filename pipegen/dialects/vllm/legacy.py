@@ -25,7 +25,7 @@ from pipegen.dialects.interface import Source
 from pipegen.dialects.vllm.presets import LEGACY_MIRROR_TAG_DEFAULT, LEGACY_MIRROR_TAG_ENV, legacy_settings
 from pipegen.dialects.vllm.steps import VLLM_IGNORED
 from pipegen.errors import DeclarationError
-from pipegen.model import Declarations, DeclarationWarning, Step
+from pipegen.model import Declarations, DeclarationWarning, Reason, Step
 
 NAME = "legacy"
 
@@ -36,6 +36,8 @@ LEGACY_FIELDS = {
     **{key: w.check for key, w in LEGACY_WRITTEN.items()},
     "commands": nested_command_list,
     "source_file_dependencies": string_list,  # raw prefixes: '[' is no glob here
+    "agent_pool": string,  # test-amd.yaml's AMD pool ("mi300_2"): the step's device
+    "mirror_hardwares": string_list,  # the AMD tags it is mirrored to: others leave it out
     "gpu": string,
     "num_gpus": positive_int,
     "fast_check": boolean,
@@ -58,7 +60,7 @@ def load(source: Source) -> Declarations:
     warnings: list[DeclarationWarning] = []
     is_amd = any(isinstance(item, dict) and "agent_pool" in item for item in raw_steps)
     tag = source.environ.get(LEGACY_MIRROR_TAG_ENV, LEGACY_MIRROR_TAG_DEFAULT) if is_amd else None
-    settings = legacy_settings(mirror_tag=tag)
+    settings = legacy_settings()
     steps: list[Step] = []
     seen: dict[str, int] = {}
     # Legacy files repeat labels across agent pools: every repeated label gets its
@@ -91,6 +93,8 @@ def load(source: Source) -> Declarations:
             "device": pool or fields.get("gpu"),
             "num_devices": fields.get("num_gpus"),
             "soft_fail": True if is_amd else fields.get("soft_fail", False),
+            "dialect_skip": None if tag is None or tag in fields.get("mirror_hardwares", ()) else
+            Reason("mirror-tag", f"not mirrored to '{tag}' (mirror_hardwares)"),
         }))
     return finish(source.root, steps, settings, NAME, [source.path], warnings)
 
