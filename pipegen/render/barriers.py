@@ -12,23 +12,25 @@ none was declared), or `[]`. Declared waits and blocks are left as written.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+
+from pipegen.render.buildkite_steps import BlockStep, DeclaredStep, Entry, GroupStep
 
 CONDITIONS = ("if", "branches")  # a wait or block that may be left out of the build
 
 
-def hold_own_steps_only(entries: list[dict[str, Any]]) -> list[str]:
-    """Rewrite the plan's entries (pipeline.j2's) in place; notes on the declared waits and blocks that hold
-    back the steps after them until blocked steps before them are unblocked (the wait as written)."""
-    notes = _one_list([entry if entry["group"] is not None else entry["steps"][0] for entry in entries])
+def hold_own_steps_only(entries: list[Entry]) -> list[str]:
+    """Add depends_on to the page's steps in place; notes on the declared waits and blocks that hold back
+    the steps after them until blocked steps before them are unblocked (the wait as written)."""
+    notes = _one_list(entries)
     for entry in entries:
-        if entry["group"] is not None:
-            notes += _one_list(entry["steps"])
+        if isinstance(entry, GroupStep):
+            notes += _one_list(entry.steps)
     return notes
 
 
-def _one_list(items: list[dict[str, Any]]) -> list[str]:
-    declared: list[dict[str, Any]] = []  # the declared waits and blocks the next item follows
+def _one_list(items: Sequence[Entry]) -> list[str]:
+    declared: list[DeclaredStep] = []  # the declared waits and blocks the next item follows
     gated = False  # a block step of pipegen's since the last declared wait or block
     held: list[str] = []  # pipegen's block steps so far (a group's too): a declared wait waits for them
     notes = []
@@ -36,49 +38,31 @@ def _one_list(items: list[dict[str, Any]]) -> list[str]:
         kind = _kind(item)
         if kind == "input":  # Buildkite: an input step depends on nothing and holds back nothing
             continue
-        if kind in ("wait", "block"):  # declared: as written (it waits for every step before it)
-            if held and not _explicit(item) and any(_kind(i) not in ("input", "gate") for i in items[index + 1:]):
-                notes.append(f"The {kind} step at {item['step'].location} waits for every step before it, blocked "
+        if isinstance(item, DeclaredStep) and kind in ("wait", "block"):  # as written: it waits for all before it
+            if held and item.depends_on is None and any(_kind(i) not in ("input", "gate") for i in items[index + 1:]):
+                notes.append(f"The {kind} step at {item.step.location} waits for every step before it, blocked "
                              f"ones included ({', '.join(held)}): the steps after it start once those are unblocked "
                              "and pass.")
             # a conditional one may be left out: then what follows waits for the one before it
-            declared = [*declared, item] if any(c in item["fields"] for c in CONDITIONS) else [item]
+            declared = [*declared, item] if any(c in item.fields for c in CONDITIONS) else [item]
             gated = False
             continue
-        if gated and not _explicit(item):
-            _set_depends(item, [_named(d) for d in declared])
+        if gated and item.depends_on is None:  # Buildkite reads no implicit dependency beside a depends_on
+            item.depends_on = [d.name_key() for d in declared]
+            if isinstance(item, GroupStep):
+                item.added_depends = True
         gated = gated or kind == "gate"
-        held += [item["key"]] if kind == "gate" else [i["key"] for i in item.get("steps", ()) if i["type"] == "block"]
+        held += [i.key for i in (item, *_steps(item)) if isinstance(i, BlockStep)]
     return notes
 
 
-def _kind(item: dict[str, Any]) -> str:
-    if "group" in item:
+def _kind(item: Entry) -> str:
+    if isinstance(item, GroupStep):
         return "group"
-    if item["type"] == "block":
+    if isinstance(item, BlockStep):
         return "gate"
-    return item["step"].kind if item["type"] == "step" else "command"
+    return item.kind if isinstance(item, DeclaredStep) else "command"
 
 
-def _explicit(item: dict[str, Any]) -> bool:
-    """Whether Buildkite reads a depends_on on the item (which takes the place of the implicit ones)."""
-    if "group" in item or item["type"] == "step":
-        return "depends_on" in (item.get("fields") or {})
-    return bool(item["depends_on"]) or bool(item.get("no_implicit"))
-
-
-def _set_depends(item: dict[str, Any], keys: list[str]) -> None:
-    if "group" in item or item["type"] == "step":
-        item.setdefault("fields", {})["depends_on"] = keys
-    elif keys:
-        item["depends_on"] = keys
-    else:
-        item["no_implicit"] = True  # written `depends_on: []`
-
-
-def _named(step_item: dict[str, Any]) -> str:
-    """The key of a declared wait or block, written out where it was not (to name it in a depends_on)."""
-    fields = step_item["fields"]
-    if not any(name in fields for name in ("key", "identifier", "id")):
-        fields["key"] = step_item["key"]
-    return str(step_item["key"])
+def _steps(item: Entry) -> Sequence[Entry]:
+    return item.steps if isinstance(item, GroupStep) else ()

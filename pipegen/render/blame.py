@@ -10,24 +10,23 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from typing import Any
 
 from pipegen.errors import OutputError
+from pipegen.render.buildkite_steps import CommandStep, Entry, GroupStep, StepItem
 
 _ITEM = re.compile(r"\s*- (?:label|block|group|key|command|commands):")
 _KEY = re.compile(r"\s*(?:- )?key:\s*(.+?)\s*$")
 
 
-def blame(exc: OutputError, text: str, entries: list[dict[str, Any]], templates: str | None) -> OutputError:
+def blame(exc: OutputError, text: str, entries: list[Entry], templates: str | None) -> OutputError:
     """`exc`, naming the step's key and its templates (a user's override by its path) when one is at fault."""
     key = exc.step_key or key_at_line(text, exc.line)
-    item = next((i for i in _items(entries) if i.get("key") == key), None) if key else None
+    item = next((i for i in _items(entries) if i.key == key), None) if key else None
     if item is None:
         return exc
-    names = ["block.j2"] if item.get("type") == "block" else ["command.j2"]
-    plugin = item.get("plugin")
-    if plugin is not None:
-        names.append(plugin.template_file)
+    names = [f"{item.type}.j2"]
+    if isinstance(item, CommandStep) and item.plugin is not None:
+        names.append(item.plugin.template_file)
     shown = [_origin(n, templates) for n in ["pipeline.j2", *names] if n != "pipeline.j2" or _overridden(n, templates)]
     overrides = [s for s in shown if not s.endswith("(shipped)")]
     error = OutputError(f"{exc.message}; step '{key}' was rendered by {' and '.join(shown)}",
@@ -54,9 +53,12 @@ def key_at_line(text: str, line: int) -> str | None:
     return None
 
 
-def _items(entries: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+def _items(entries: list[Entry]) -> Iterator[StepItem]:
     for entry in entries:
-        yield from entry.get("steps", ())
+        if isinstance(entry, GroupStep):
+            yield from entry.steps
+        else:
+            yield entry
 
 
 def _overridden(name: str, templates: str | None) -> bool:

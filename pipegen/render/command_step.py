@@ -16,13 +16,13 @@ from pipegen.buildkite.limits import SKIP_MAX
 from pipegen.hardware.build_context import BuildContext
 from pipegen.hardware.model import Job, Template
 from pipegen.model import Step
-from pipegen.render.job_commands import job_commands, with_template_fields
+from pipegen.render import job_fields
+from pipegen.render.buildkite_steps import CommandStep, Depends
+from pipegen.render.job_commands import job_commands
+from pipegen.render.job_fields import escaped
 
 # The Kubernetes device-plugin resource of each vendor's GPUs (other accelerators: the pod spec says).
 GPU_RESOURCES = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu", "intel": "gpu.intel.com/i915"}
-# A step's own Buildkite fields that the template writes in a place of their own (plugins after the
-# hardware's, skip where pipegen's skip goes, a declared empty depends_on as no_implicit).
-OWN_PLACE = ("plugins", "skip", "depends_on")
 
 
 def skip_text(reason: str, dollars: Dollars) -> str:
@@ -39,80 +39,34 @@ def skip_text(reason: str, dollars: Dollars) -> str:
     return text
 
 
-def _retry(retry: Any, lost_agent: int = 0) -> dict[str, Any]:
-    """The step's retry conditions; with `lost_agent` (a template's lost_agent_retry), one more automatic
-    retry with that limit when the agent is lost (exit -1), unless the step's own conditions cover it."""
-    out = dict(retry) if isinstance(retry, dict) else {}
-    if not lost_agent:
-        return out
-    condition = {"exit_status": -1, "limit": lost_agent}
-    automatic = out.get("automatic")
-    if automatic is None:
-        out["automatic"] = [condition]
-    elif isinstance(automatic, (dict, list)):
-        items = [automatic] if isinstance(automatic, dict) else list(automatic)
-        if not any(_covers_lost_agent(item) for item in items):
-            items.append(condition)
-        out["automatic"] = items
-    return out  # automatic: true/false is the step's own choice
-
-
-def _covers_lost_agent(item: Any) -> bool:
-    if not isinstance(item, dict):
-        return False
-    status = item.get("exit_status")
-    return status in (-1, "*") or (isinstance(status, list) and -1 in status)
-
-
-def command_item(step: Step, job: Job, key: str, depends: list[str], dollars: Dollars, skip: str | None,
-                 build: BuildContext | None = None) -> dict[str, Any]:
-    """`build`: the build context (hardware.build_context) that may rewrite the commands."""
+def command_step(step: Step, job: Job, key: str, depends: list[Depends], dollars: Dollars, skip: str | None,
+                 build: BuildContext | None = None) -> CommandStep:
+    """`build`: the build context (hardware.build_context) that may rewrite the commands and set fields;
+    each field is resolved in job_fields.py."""
     template = job.template
     lines = job_commands(step, job, dollars, build)
     plugin = _plugin(template, step) if job.uses_plugin else None  # plain.j2 renders no plugin by default
-    item = {
-        "type": "command",
-        "label": dollars(step.label),
-        "key": key,
-        "depends_on": depends,
-        "no_implicit": step.field("depends_on") is not None,  # declared `depends_on: []`: written so
-        "agents": dict(job.agents),
-        "commands": lines,
-        "env": {dollars(k): dollars(v) for k, v in step.env},
-        "timeout_in_minutes": step.timeout_in_minutes,
-        "soft_fail": [{"exit_status": s} for s in step.soft_fail] if isinstance(step.soft_fail, tuple)
-        else step.soft_fail,
-        "retry": _retry(step.retry, template.job.lost_agent_retry),
-        "parallelism": step.parallelism,
-        "concurrency": step.concurrency,
-        "concurrency_group": dollars(step.concurrency_group) if step.concurrency_group else None,
-        "skip": skip if skip is not None else escaped(step.field("skip"), dollars),
-        "fields": {name: escaped(value, dollars) for name, value in step.buildkite if name not in OWN_PLACE},
-        "plugin": plugin,
-        "plugins": _plugins(escaped(step.field("plugins"), dollars)),
-        "pod_spec": _pod_spec(template, job) if plugin is not None and template.kind == "kubernetes" else None,
-        "job": job,
-        "step": step,
-    }
-    return _with_build(with_template_fields(item, step, job), step, build)
-
-
-def _with_build(item: dict[str, Any], step: Step, build: BuildContext | None) -> dict[str, Any]:
-    """What the build sets on its jobs: the fields of a step's declared key, a priority where none is
-    set, fields dropped."""
-    if build is None:
-        return item
-    if step.key in build.keyed and not step.derived_key:
-        env, timeout = build.keyed[step.key]
-        item["env"] = {**item["env"], **env}
-        item["timeout_in_minutes"] = timeout if timeout is not None else item["timeout_in_minutes"]
-    if build.priority is not None:
-        item["fields"].setdefault("priority", build.priority)
-    for name in build.omit:
-        item["fields"].pop(name, None)
-        if name in item:
-            item[name] = None
-    return item
+    return CommandStep(
+        label=dollars(step.label), key=key,
+        # a declared `depends_on: []` is written so: the step waits for no wait or block before it
+        depends_on=depends or ([] if step.field("depends_on") is not None else None),
+        agents=dict(job.agents),
+        commands=job_fields.commands(step, job, lines),
+        env=job_fields.env(step, job, lines, dollars, build),
+        timeout_in_minutes=job_fields.timeout(step, job, build),
+        soft_fail=job_fields.soft_fail(step, build),
+        retry=job_fields.retry(step, job),
+        parallelism=step.parallelism,
+        concurrency=step.concurrency,
+        concurrency_group=dollars(step.concurrency_group) if step.concurrency_group else None,
+        skip=skip if skip is not None else escaped(step.field("skip"), dollars),
+        fields=job_fields.other_fields(step, job, dollars, build),
+        # a runner on the agent is the job (a kubernetes pod still runs it: vLLM's native AMD)
+        plugin=None if template.kind == "plain" and job_fields.runs_runner(step, job) else plugin,
+        plugins=_plugins(escaped(step.field("plugins"), dollars)),
+        pod_spec=_pod_spec(template, job) if plugin is not None and template.kind == "kubernetes" else None,
+        job=job, step=step,
+    )
 
 
 def _plugin(template: Template, step: Step) -> Template:
@@ -121,17 +75,6 @@ def _plugin(template: Template, step: Step) -> Template:
         return template
     options = {**dict(template.options), "mount_buildkite_agent": True}
     return dataclasses.replace(template, options=tuple(options.items()))
-
-
-def escaped(value: Any, dollars: Dollars) -> Any:
-    """A Buildkite field as uploaded text must be: every string (and mapping key) through `dollars`."""
-    if isinstance(value, str):
-        return dollars(value)
-    if isinstance(value, dict):
-        return {escaped(k, dollars): escaped(v, dollars) for k, v in value.items()}
-    if isinstance(value, list):
-        return [escaped(v, dollars) for v in value]
-    return value
 
 
 def _plugins(plugins: Any) -> list[Any]:

@@ -4,22 +4,19 @@
 template's setup (multi-GPU setup only where the job has the GPUs), a banner
 before each command where the template asks for them (`job: {banners: true}`),
 the command itself; the build context may then rewrite
-them (quotes, build variables, wrappers around each command: build_context.py). `with_template_fields` adds
-what the template's `job:` section sets (env, retry, timeout, priority,
-artifact_paths, a runner that takes the commands in an environment variable).
+them (quotes, build variables, wrappers around each command: build_context.py). The job's
+other fields are resolved in job_fields.py.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from typing import Any
 
 from pipegen.buildkite.dollars import Dollars
 from pipegen.hardware.build_context import BuildContext
 from pipegen.hardware.model import Job
 from pipegen.model import Step
-from pipegen.render.yaml_writer import Safe
 
 NO_BUILD = BuildContext(values={})
 _BLANK = re.compile(r"[\x00-\x1f\x7f-\x9f'\"$\\\u2028\u2029]+")
@@ -70,55 +67,3 @@ def job_commands(step: Step, job: Job, dollars: Dollars, build: BuildContext | N
     if build.quotes == "double" and not step.num_nodes:
         lines = [line.replace("'", '"') for line in lines]
     return list(step.prelude) + cd + [build.substitute(line) for line in lines]
-
-
-def with_template_fields(item: dict[str, Any], step: Step, job: Job) -> dict[str, Any]:
-    """The item with what the template's `job:` section sets on its jobs."""
-    fields = job.template.job
-    gpus = str(job.gpus)
-    if fields.runner and not step.no_plugin:
-        item["env"] = {**item["env"], **{k: v.replace("{gpus}", gpus) for k, v in fields.env}}
-        item["env"][fields.commands_env] = " && ".join(item["commands"])
-        item["commands"] = [fields.runner]
-        if job.template.kind == "plain":  # the runner is the job (a kubernetes pod still runs it: vLLM's native AMD)
-            item["plugin"] = None
-    elif fields.runner:  # no_plugin: the commands run as they are, on the agent
-        item["commands"] = [" && ".join(item["commands"])]
-    else:
-        item["env"] = {**item["env"], **{k: v.replace("{gpus}", gpus) for k, v in fields.env}}
-    if fields.retry is not None:
-        item["retry"] = _retry(item["retry"], fields.retry, fields.retry_mode)
-    timeout = step.timeout_in_minutes or fields.default_timeout
-    if isinstance(timeout, str):  # an upload-time variable, written as is for Buildkite to fill in
-        timeout = Safe(timeout)
-    elif timeout and fields.max_timeout:
-        timeout = min(timeout, fields.max_timeout)
-    item["timeout_in_minutes"] = timeout
-    extra = item.setdefault("fields", {})  # the step's own Buildkite fields win
-    if fields.priority is not None:
-        extra.setdefault("priority", fields.priority)
-    if fields.artifact_paths and not (fields.runner and step.no_plugin):
-        extra.setdefault("artifact_paths", list(fields.artifact_paths))
-    return item
-
-
-def _retry(current: dict[str, Any], template: dict[str, Any], mode: str) -> dict[str, Any]:
-    """The template's retry instead of the step's, or its conditions put first where not yet covered."""
-    if mode == "replace":
-        return template
-    conditions = template.get("automatic") or []
-    automatic = current.get("automatic", [])
-    if isinstance(automatic, dict):
-        automatic = [automatic]
-    if not isinstance(automatic, list):
-        return current  # true/false: the step's own choice
-    missing = [c for c in conditions if not any(_same(c, own) for own in automatic)]
-    return {**current, "automatic": missing + automatic} if missing + automatic else current
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Two retry conditions for the same failure (exit status or signal reason)."""
-    if not (isinstance(a, dict) and isinstance(b, dict)):
-        return False
-    keys = ("exit_status", "signal_reason")
-    return any(k in a and a.get(k) == b.get(k) for k in keys)

@@ -7,7 +7,7 @@ unique, and the 500-job upload limit is kept by omitting unselected steps when n
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pipegen.buildkite.dollars import Dollars, deliverable
@@ -16,10 +16,12 @@ from pipegen.buildkite.limits import JOB_LIMIT, command_jobs
 from pipegen.errors import OutputError, UsageError
 from pipegen.hardware.build_context import BuildContext
 from pipegen.hardware.model import Job
-from pipegen.model import Declarations, Selection, Step
+from pipegen.model import Declarations, Group, Selection, Step
 from pipegen.render.barriers import hold_own_steps_only
-from pipegen.render.command_step import command_item, escaped, skip_text
+from pipegen.render.buildkite_steps import BlockStep, DeclaredStep, Depends, Entry, GroupStep, StepItem
+from pipegen.render.command_step import command_step, skip_text
 from pipegen.render.gate import GATE_JOBS, add_gate
+from pipegen.render.job_fields import escaped
 from pipegen.render.order import page_order
 
 UNSELECTED = ("block", "skip", "omit")
@@ -41,15 +43,15 @@ class Row:
 
 
 class PipelinePlan:
-    """What goes into the pipeline: groups of items (dicts for the templates), and why.
+    """What goes into the pipeline: its steps (buildkite_steps.py, for the templates), and why.
 
-    entries: top level, in order: {"group": name or None, "steps": [item, ...]};
+    entries: the top-level steps and groups, in order;
     rows: one Row per declared step; jobs: Buildkite jobs in the upload (groups,
     blocks, commands times parallelism); folded: keys omitted to stay under the
     limit; renamed: (declared, rendered) keys.
     """
 
-    def __init__(self, entries: list[dict[str, Any]], rows: list[Row], selection: Selection, unselected: str,
+    def __init__(self, entries: list[Entry], rows: list[Row], selection: Selection, unselected: str,
                  jobs: int = 0, limit: int = JOB_LIMIT, folded: list[str] | None = None,
                  renamed: list[tuple[str, str]] | None = None):
         self.entries = entries
@@ -116,16 +118,16 @@ def _fold(steps: Sequence[Step], shown: dict[str, str], limit: int) -> list[str]
 
 def _group(decl: Declarations, selection: Selection, placed: Sequence[Job], shown: Mapping[str, str],
            folded: Sequence[str], limit: int,
-           build: BuildContext | None = None) -> tuple[list[dict[str, Any]], list[Row]]:
-    """The template items, grouped by declaration group in order, and one annotation Row per step."""
+           build: BuildContext | None = None) -> tuple[list[Entry], list[Row]]:
+    """The steps, grouped by declaration group in order, and one annotation Row per step."""
     dollars = Dollars(decl.settings.interpolate)
     keys = key_map(decl.steps)
     used = set(keys.values())
     block_keys = {s.key: unique_key(valid_key(s.block_key or BLOCK_PREFIX + keys[s.key]), used) for s in decl.steps}
     jobs_by_key = {job.step.key: job for job in placed}
     decisions = {d.step.key: d for d in selection.decisions}
-    entries: list[dict[str, Any]] = []
-    groups: dict[str, dict[str, Any]] = {}
+    entries: list[Entry] = []
+    groups: dict[str, GroupStep] = {}
     rows: list[Row] = []
 
     def present(target: str) -> bool:
@@ -143,56 +145,49 @@ def _group(decl: Declarations, selection: Selection, placed: Sequence[Job], show
             continue
         deliverable(step, dollars)
         depends = [_depends_item(step, t, keys.get(t, t)) for t in step.depends_on if present(t)]
-        items = []
+        items: list[StepItem] = []
         if state == "blocked":
-            waits = list(depends) if job.template.job.block_waits else None  # the block waits too
-            items.append({"type": "block", "key": block_keys[step.key], "depends_on": waits,
-                          "block": dollars(step.block_label or f"Run {step.label}"), "step": step})
+            waits = (list(depends) or None) if job.template.job.block_waits else None  # the block waits too
+            items.append(BlockStep(block_keys[step.key], dollars(step.block_label or f"Run {step.label}"), waits, step))
             depends.insert(0, block_keys[step.key])
         skip = skip_text(reason, dollars) if state == "skip-step" else None
         if step.kind == "command":
-            items.append(command_item(step, job, keys[step.key], depends, dollars, skip=skip, build=build))
+            items.append(command_step(step, job, keys[step.key], depends, dollars, skip=skip, build=build))
         else:
-            items.append(other_item(step, keys[step.key], depends, dollars, skip))
+            items.append(declared_step(step, keys[step.key], depends, dollars, skip))
         if step.group:
             if step.group not in groups:
-                groups[step.group] = {"group": dollars(step.group), "steps": [],
-                                      "fields": _group_fields(decl.group(step.group), present, dollars)}
+                groups[step.group] = _group_step(decl.group(step.group), dollars(step.group), present, dollars)
                 entries.append(groups[step.group])
-            groups[step.group]["steps"].extend(items)
+            groups[step.group].steps.extend(items)
         else:
-            entries.extend({"group": None, "steps": [item]} for item in items)
+            entries.extend(items)
     return entries, rows
 
 
-def other_item(step: Step, key: str, depends: list[Any], dollars: Dollars, skip: str | None) -> dict[str, Any]:
+def declared_step(step: Step, key: str, depends: list[Depends], dollars: Dollars, skip: str | None) -> DeclaredStep:
     """A wait, block, input or trigger step as declared: its Buildkite fields, the key where one was declared
-    (as render writes it), the depends_on targets in the pipeline, and pipegen's skip reason."""
+    (as render writes it), the depends_on targets in the pipeline (a declared `[]` kept), pipegen's skip reason."""
     fields: dict[str, Any] = {}
     for name, value in step.buildkite:
-        fields[name] = key if name in ("key", "identifier", "id") else escaped(value, dollars)
-    if depends:
-        fields["depends_on"] = depends
-    if skip is not None:
-        fields["skip"] = skip
-    return {"type": "step", "key": key, "fields": fields, "step": step}
+        if name != "depends_on":
+            fields[name] = key if name in ("key", "identifier", "id") else escaped(value, dollars)
+    nothing = step.field("depends_on") is not None  # declared `depends_on: []`: it waits for nothing
+    return DeclaredStep(key, fields, depends or ([] if nothing else None), skip, step)
 
 
-def _group_fields(group: Any, present: Any, dollars: Dollars) -> dict[str, Any]:
-    """A group's own fields as the template writes them: its key, the depends_on targets in the pipeline
-    (each {step, allow_failure} where it accepts the failure), then its other Buildkite fields."""
+def _group_step(group: Group | None, title: str, present: Callable[[str], bool], dollars: Dollars) -> GroupStep:
+    """A group with its own fields: its key, the depends_on targets in the pipeline (each {step,
+    allow_failure} where it accepts the failure), then its other Buildkite fields."""
     if group is None:
-        return {}
-    out: dict[str, Any] = {"key": group.key} if group.key else {}
-    depends = [{"step": t, "allow_failure": True} if t in group.allow_failure_on else t
-               for t in group.depends_on if present(t)]
-    if depends:
-        out["depends_on"] = depends
-    out.update((name, escaped(value, dollars)) for name, value in group.buildkite)
-    return out
+        return GroupStep(title, [])
+    depends: list[Depends] = [{"step": t, "allow_failure": True} if t in group.allow_failure_on else t
+                              for t in group.depends_on if present(t)]
+    return GroupStep(title, [], key=group.key or None, depends_on=depends or None,
+                     fields={name: escaped(value, dollars) for name, value in group.buildkite})
 
 
-def _depends_item(step: Step, target: str, key: str) -> Any:
+def _depends_item(step: Step, target: str, key: str) -> Depends:
     """A depends_on entry: the rendered key, or {step, allow_failure} when the step accepts its failure."""
     return {"step": key, "allow_failure": True} if target in step.allow_failure_on else key
 

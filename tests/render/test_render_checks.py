@@ -37,7 +37,7 @@ def test_skip_reason_is_cut_to_70_characters_without_splitting_a_dollar_pair():
     ({"automatic": False}, {"automatic": False}),
 ])
 def test_lost_agents_are_retried_where_the_template_asks_unless_the_step_says_otherwise(declared, expected):
-    from pipegen.render.command_step import _retry
+    from pipegen.render.job_fields import _with_lost_agent as _retry
 
     assert _retry(declared, lost_agent=1) == expected
     # without the template's lost_agent_retry the step's own retry goes out as declared
