@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from pipegen.buildkite.workdir import map_workdir
 from pipegen.check.command_walk import extract
 from pipegen.check.file_index import FileIndex
 
@@ -84,15 +83,6 @@ def test_working_dir_outside_the_mapping():
 
 def test_leaving_the_repository_is_not_a_path():
     assert paths(["pytest ../../outside/test_x.py"]) == []
-
-
-def test_map_workdir():
-    assert map_workdir("/vllm-workspace/tests", VLLM) == "tests"
-    assert map_workdir("/vllm-workspace/", VLLM) == ""
-    assert map_workdir(None, VLLM) == ""
-    assert map_workdir("tests/unit", ()) == "tests/unit"
-    assert map_workdir("/elsewhere", VLLM) is None
-    assert map_workdir("/w/tests/x", (("/w", ""), ("/w/tests", "src/tests"))) == "src/tests/x"
 
 
 def test_command_index_is_kept():

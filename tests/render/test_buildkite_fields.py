@@ -46,12 +46,6 @@ def uploaded(value):
     return value
 
 
-def test_the_accepted_fields_are_the_schemas():
-    # Not a list written here: the schema's command step, as check-jsonschema vendors it.
-    assert {"if", "branches", "matrix", "artifact_paths", "notify", "priority", "cancel_on_build_failing",
-            "allow_dependency_failure", "concurrency_method", "plugins", "agents", "skip"} <= field_names()
-
-
 EXAMPLES = {
     "artifact_paths": ["out/*.xml", "logs/**/*"],
     "branches": "main release/*",

@@ -1,104 +1,23 @@
 """`$` reaches the job exactly as declared, through Buildkite's upload interpolation.
 
-The model (buildkite/interpolation.py) is checked against the rules buildkite/interpolate
-documents and its parser's tests state; render's escaping is then checked against the model,
-for random strings and through the CLI as a subprocess on a real repository.
+The model (buildkite/interpolation.py) and render's escaping are checked directly in
+tests/buildkite/test_interpolation.py; here, through the CLI as a subprocess on a real repository.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 
-import pytest
 import yaml
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from pipegen.buildkite.dollars import Dollars, Undeliverable
-from pipegen.buildkite.interpolation import InterpolationError, interpolate, unescaped, variables
+from pipegen.buildkite.interpolation import interpolate
 
 from ..helpers import git_repo
 
 ENV = {"HOME": "/home/agent", "GROUP": "gpu tests", "EMPTY": "", "COMMIT": "0123456789abcdef", "é": "accent"}
-
-
-@pytest.mark.parametrize("text, expected", [
-    ("$HOME", "/home/agent"), ("${HOME}", "/home/agent"), ("a$HOME.b", "a/home/agent.b"),
-    ("$UNSET|${UNSET}", "|"),  # unset is empty
-    ("$$HOME", "$HOME"), ("\\$HOME", "$HOME"), ("$${HOME}", "${HOME}"), ("\\${HOME}", "${HOME}"),
-    ("$$", "$"), ("\\$", "$"), ("$", "$"), ("a $ b", "a $ b"), ("$1 $_X $-", "$1 $_X $-"),  # not a name
-    ("$(date)", "$(date)"), ("\\\\", "\\\\"), ("\\\\$HOME", "\\\\/home/agent"), ("\\x", "\\x"), ("x\\", "x\\"),
-    ("${EMPTY:-d}|${UNSET:-d}|${HOME:-d}", "d|d|/home/agent"),
-    ("${EMPTY-d}|${UNSET-d}|${HOME-d}", "|d|/home/agent"),
-    ("${UNSET:-${HOME:-x}!}", "/home/agent!"), ("${UNSET:-a$$b}", "a$b"), ("${UNSET:-}", ""),
-    ("${COMMIT:0:7}", "0123456"), ("${COMMIT:10}", "abcdef"), ("${COMMIT: -3}", "def"),
-    ("${COMMIT: -3:2}", "de"), ("${COMMIT:2:-2}", "23456789abcd"), ("${COMMIT:99}", ""), ("${COMMIT: -99:2}", "01"),
-    ("${HOME?must be set}", "/home/agent"), ("$é", "accent"),
-    ("$${group#* }", "${group#* }"),  # an escaped brace is text, whatever is inside it
-])
-def test_the_model_follows_buildkites_documented_expansions(text, expected):
-    assert interpolate(text, ENV) == expected
-
-
-@pytest.mark.parametrize("text, says", [
-    ("${group#* }", "got '#'"), ("${HOME:?x}", "offset"), ("${1}", "letter"), ("${}", "letter"),
-    ("${HOME:-x", "close"), ("${HOME", "operator"), ("${HOME:x}", "offset"), ("${HOME:1:y}", "length"),
-    ("${UNSET?is required}", "$UNSET: is required"), ("${UNSET?}", "$UNSET: not set"),
-])
-def test_what_makes_the_upload_fail(text, says):
-    with pytest.raises(InterpolationError, match=re.escape(says)):
-        interpolate(text, ENV)
-
-
-def test_the_variables_a_text_expands_and_what_run_gives_the_shell():
-    assert variables("a $A ${B:-$C} $$D \\$E $_F") == ["A", "B", "C"]
-    assert variables("${bad#x}") == []
-    assert unescaped("echo $$HOME $BUILDKITE_COMMIT \\$x ${A:-b}") == "echo $HOME $BUILDKITE_COMMIT $x ${A:-b}"
-
-
-# Strings made of what the grammar reacts to.
-PIECES = ["$", "\\", "{", "}", ":", "-", "?", "(", " ", "#", "HOME", "x", "_", "1", "é", "$$", "\\$", "${", ":-"]
-texts = st.lists(st.sampled_from(PIECES), max_size=12).map("".join) | st.text(alphabet="$\\{}:-?a_1 ", max_size=20)
-envs = st.dictionaries(st.sampled_from(["HOME", "x", "é", "A"]), st.text(alphabet="$\\{}a ", max_size=4))
-ODD_BACKSLASH_BEFORE_DOLLAR = re.compile(r"(?<!\\)(\\\\)*\\\$")
-
-
-@settings(max_examples=2000, deadline=None)
-@given(texts, envs)
-def test_escaped_text_comes_back_unchanged_whatever_the_agents_variables(text, env):
-    try:
-        escaped = Dollars()(text)
-    except Undeliverable:
-        # Only a backslash right before a `$` cannot be written: Buildkite drops it.
-        assert ODD_BACKSLASH_BEFORE_DOLLAR.search(text)
-        return
-    assert interpolate(escaped, env) == text
-    assert unescaped(escaped) == text  # what `pipegen run` gives the shell
-
-
-@settings(max_examples=1000, deadline=None)
-@given(texts, envs)
-def test_kept_variables_are_filled_and_the_rest_arrives_as_declared(text, env):
-    dollars = Dollars(["HOME"])
-    try:
-        escaped = dollars(text)
-    except Undeliverable:
-        return
-    env = {k: v for k, v in env.items() if k != "HOME"}  # HOME kept but unset here: it expands to nothing
-    assert interpolate(escaped, env) == interpolate(escaped, {**env, "x": "other"})  # only HOME is read
-    if "$" not in re.sub(r"\$\{?HOME(?!\w)", "", text):  # every `$` is HOME's: Buildkite reads the text as written
-        assert interpolate(escaped, {**env, "HOME": "H"}) == interpolate(text, {"HOME": "H"})
-
-
-def test_the_vllm_preset_passes_buildkite_syntax_through_but_refuses_what_fails_the_upload():
-    vllm = Dollars(["*"])
-    assert vllm("echo $$HOME ${BUILDKITE_COMMIT:0:7}") == "echo $$HOME ${BUILDKITE_COMMIT:0:7}"
-    with pytest.raises(Undeliverable, match="upload fails"):
-        vllm("echo ${g#* }")
 
 
 CONFIG = "steps: [.buildkite/steps]\nhardware: .buildkite/hardware.yaml\n"
