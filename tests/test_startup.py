@@ -17,7 +17,7 @@ from tests.helpers import CLI_CONFIG, CLI_STEPS
 from tests.helpers import ROOT as REPO
 
 # git (GitPython, if installed), templates, torch, and the render/hardware stages: `select --files-from` needs none of them.
-HEAVY = ("git", "jinja2", "torch", "pipegen.render.pipeline", "pipegen.hardware.placement")
+HEAVY = ("git", "jinja2", "torch", "pipegen.render.rendered", "pipegen.hardware.placement")
 
 # Runs the CLI in-process (argv: the command's arguments), then reports which modules it imported.
 CLI = """\

@@ -137,7 +137,7 @@ def _render_back(root: str, config: str, result: Imported) -> list[Difference]:
     from pipegen.importer.pipeline import read_pipeline
     from pipegen.importer.view import read_view
     from pipegen.model import ChangeSet, Options
-    from pipegen.render.pipeline import place, render_pipeline
+    from pipegen.render.rendered import place, render_pipeline
     from pipegen.selection.decide import decide
 
     try:

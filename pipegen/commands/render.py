@@ -9,8 +9,8 @@ from typing import TextIO
 
 from pipegen.errors import UsageError
 from pipegen.frozen import frozen
-from pipegen.render.pipeline import Placement, place, render_pipeline
-from pipegen.render.plan import LimitError
+from pipegen.render.page import LimitError
+from pipegen.render.rendered import Placement, place, render_pipeline
 from pipegen.selection.chain import SelectArgs, load_declarations, select_for, warn_if_untrusted
 from pipegen.selection.inputs import Input, template_inputs
 
@@ -39,7 +39,7 @@ def main(args: RenderOptions, out: TextIO) -> int:
         if annotation_file:
             from pipegen.render.annotate import annotation
 
-            _write(annotation_file, annotation(exc.plan, error=str(exc.message)))
+            _write(annotation_file, annotation(exc.page, error=str(exc.message)))
         raise
     if annotation_file:
         _write(annotation_file, rendered.annotation)

@@ -7,7 +7,7 @@ nothing does, and one row per step with its hardware, action and reason.
 from __future__ import annotations
 
 from pipegen.markdown import cell
-from pipegen.render.plan import PipelinePlan, Row
+from pipegen.render.page import Page, Row
 from pipegen.selection.report import banner, summary, warnings_markdown
 
 ACTION_ORDER = ("run", "blocked", "skip-step", "omitted", "left out")
@@ -20,13 +20,13 @@ ACTION_TEXT = {
 }
 
 
-def annotation(plan: PipelinePlan, error: str = "") -> str:
-    rows = plan.rows
+def annotation(page: Page, error: str = "") -> str:
+    rows = page.rows
     counts = {a: sum(1 for r in rows if r.action == a) for a in ACTION_ORDER}
     lines = ["### pipegen: why these steps", ""]
     if error:
         lines += [f"> **Not uploaded:** {cell(error)}", ""]
-    notes = [*banner(plan.selection), *plan.notes]
+    notes = [*banner(page.selection), *page.notes]
     lines += [f"> {cell(note)}" for note in notes]
     if notes:
         lines.append("")
@@ -34,16 +34,16 @@ def annotation(plan: PipelinePlan, error: str = "") -> str:
     if counts["skip-step"]:
         parts.append(f"{counts['skip-step']} shown as skipped")
     parts += [f"{counts['omitted']} omitted", f"{counts['left out']} left out"]
-    lines.append(f"{', '.join(parts)}; {plan.jobs} of {plan.limit} jobs in this upload "
-                 f"(unselected steps: {plan.unselected}).")
-    lines += ["", f"Decisions: {cell(summary(plan.selection))}.", ""]
-    if plan.folded:
-        lines += [f"More than {plan.limit} jobs: {len(plan.folded)} unselected steps were omitted "
+    lines.append(f"{', '.join(parts)}; {page.jobs} of {page.limit} jobs in this upload "
+                 f"(unselected steps: {page.unselected}).")
+    lines += ["", f"Decisions: {cell(summary(page.selection))}.", ""]
+    if page.over_limit:
+        lines += [f"More than {page.limit} jobs: {len(page.over_limit)} unselected steps were omitted "
                   "(marked below); only selected steps were uploaded.", ""]
-    if plan.renamed:
+    if page.renamed:
         lines.append("Keys changed to be valid Buildkite keys: "
-                     + ", ".join(f"`{cell(a)}` -> `{cell(b)}`" for a, b in plan.renamed[:20])
-                     + (f" and {len(plan.renamed) - 20} more" if len(plan.renamed) > 20 else "") + ".")
+                     + ", ".join(f"`{cell(a)}` -> `{cell(b)}`" for a, b in page.renamed[:20])
+                     + (f" and {len(page.renamed) - 20} more" if len(page.renamed) > 20 else "") + ".")
         lines.append("")
     header = ["| step | group | hardware | action | reason |", "| --- | --- | --- | --- | --- |"]
     order = {a: i for i, a in enumerate(ACTION_ORDER)}
@@ -55,7 +55,7 @@ def annotation(plan: PipelinePlan, error: str = "") -> str:
     if rest:
         lines += ["", f"<details><summary>{len(rest)} steps not run</summary>", ""] + header
         lines += [_row(r) for r in rest] + ["", "</details>"]
-    lines += warnings_markdown(plan.selection.warnings)
+    lines += warnings_markdown(page.selection.warnings)
     return "\n".join(lines) + "\n"
 
 

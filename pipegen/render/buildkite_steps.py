@@ -6,7 +6,7 @@
 `depends_on` (the step waits for the wait or block before it), `[]` writes `depends_on: []` (it waits
 for nothing), a list its targets (a key, or {step, allow_failure: true}). Each class names its template
 in `type`. Plain classes with slots, not dataclasses: the templates read their attributes on every
-job, and render's later passes (the build's gate, barriers.py) add to `depends_on` in place.
+job, and render's later passes (the build's gate, block_scope.py) add to `depends_on` in place.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ class DeclaredStep:
 
 class GroupStep:
     """A group and its steps. `depends_on` goes after the key where the group declared it; where render
-    adds it (barriers.py), after the group's other fields."""
+    adds it (block_scope.py), after the group's other fields."""
 
     type: ClassVar[str] = "group"
     __slots__ = ("group", "key", "depends_on", "fields", "steps", "added_depends")

@@ -1,4 +1,4 @@
-"""The plan -> YAML text through the Jinja templates (templates/*.j2, or a user's --templates DIR
+"""The page (page.py) -> YAML text through the Jinja templates (templates/*.j2, or a user's --templates DIR
 that overrides any of them).
 
 No user string reaches the YAML raw: every `{{ expression }}` goes out through
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from pipegen.cache import cache_dir
 from pipegen.errors import UsageError
-from pipegen.render.plan import PipelinePlan
+from pipegen.render.page import Page
 from pipegen.render.yaml_writer import Safe, block, flow, scalar
 
 if TYPE_CHECKING:  # jinja2 is imported when a pipeline is rendered, not with this module
@@ -86,13 +86,13 @@ def environment(templates: str | None = None) -> Environment:
     return env
 
 
-def to_yaml(result: PipelinePlan, templates: str | None = None) -> str:
-    """The plan as YAML text (not yet validated)."""
+def to_yaml(page: Page, templates: str | None = None) -> str:
+    """The page as YAML text (not yet validated); the templates see it as `plan`, the name they have always read."""
     from jinja2 import TemplateError
 
     env = environment(templates)
     try:
-        text: str = env.get_template("pipeline.j2").render(entries=result.entries, plan=result)
+        text: str = env.get_template("pipeline.j2").render(entries=page.entries, plan=page)
         return text
     except TemplateError as exc:
         where = _template_frame(exc)

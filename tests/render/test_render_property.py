@@ -19,7 +19,7 @@ from pipegen.hardware.placement import jobs
 from pipegen.model import ChangeSet, Decision, Declarations, Location, Reason, Selection, Settings, Step
 from pipegen.render import fastyaml
 from pipegen.render.output_check import check
-from pipegen.render.plan import plan_pipeline
+from pipegen.render.page import build_page
 from pipegen.render.templates import to_yaml
 from pipegen.render.yaml_writer import scalar
 
@@ -47,7 +47,7 @@ def build(labels, commands, env, keys, groups, mode="block"):
     decisions = tuple(Decision(s, "run" if i % 2 == 0 else "block", (Reason("t", "reason $X: ok"),))
                       for i, s in enumerate(steps))
     selection = Selection(decisions=decisions, changes=ChangeSet(()))
-    return decl, plan_pipeline(decl, selection, jobs(decl, INVENTORY), unselected=mode)
+    return decl, build_page(decl, selection, jobs(decl, INVENTORY), unselected=mode)
 
 
 def unique(values):

@@ -1,4 +1,4 @@
-"""Decisions + jobs on hardware -> what goes into the pipeline (pure).
+"""Decisions + jobs on hardware -> the pipeline's page: its steps in order, and why each is there (pure).
 
 Each step is run, a block/command pair, a skip step, or omitted, as decided
 (`decide` runs every dependency of a step that runs); keys are made valid and
@@ -17,7 +17,7 @@ from pipegen.errors import OutputError, UsageError
 from pipegen.hardware.build_context import BuildContext
 from pipegen.hardware.model import Job
 from pipegen.model import Declarations, Group, Selection, Step
-from pipegen.render.barriers import hold_own_steps_only
+from pipegen.render.block_scope import hold_own_steps_only
 from pipegen.render.buildkite_steps import BlockStep, DeclaredStep, Depends, Entry, GroupStep, StepItem
 from pipegen.render.command_step import command_step, skip_text
 from pipegen.render.gate import GATE_JOBS, add_gate
@@ -42,17 +42,17 @@ class Row:
         self.reason = reason
 
 
-class PipelinePlan:
+class Page:
     """What goes into the pipeline: its steps (buildkite_steps.py, for the templates), and why.
 
     entries: the top-level steps and groups, in order;
     rows: one Row per declared step; jobs: Buildkite jobs in the upload (groups,
-    blocks, commands times parallelism); folded: keys omitted to stay under the
+    blocks, commands times parallelism); over_limit: keys omitted to stay under the
     limit; renamed: (declared, rendered) keys.
     """
 
     def __init__(self, entries: list[Entry], rows: list[Row], selection: Selection, unselected: str,
-                 jobs: int = 0, limit: int = JOB_LIMIT, folded: list[str] | None = None,
+                 jobs: int = 0, limit: int = JOB_LIMIT, over_limit: list[str] | None = None,
                  renamed: list[tuple[str, str]] | None = None):
         self.entries = entries
         self.rows = rows
@@ -60,31 +60,31 @@ class PipelinePlan:
         self.unselected = unselected
         self.jobs = jobs
         self.limit = limit
-        self.folded = folded or []
+        self.over_limit = over_limit or []
         self.renamed = renamed or []
         self.notes: list[str] = []
         self.pipeline: dict[str, Any] = {}  # Buildkite's pipeline-level fields (env, agents, notify, ...)
 
 
-def plan_pipeline(decl: Declarations, selection: Selection, placed: Sequence[Job], *, unselected: str | None = None,
-                  limit: int = JOB_LIMIT, build: BuildContext | None = None) -> PipelinePlan:
-    """Decide the pipeline's items. `placed`: one hardware.Job per step, in order; `build`: the
+def build_page(decl: Declarations, selection: Selection, placed: Sequence[Job], *, unselected: str | None = None,
+               limit: int = JOB_LIMIT, build: BuildContext | None = None) -> Page:
+    """Lay out the pipeline's steps. `placed`: one hardware.Job per step, in order; `build`: the
     build context (hardware.build_context) that may rewrite commands."""
     mode = unselected or decl.settings.unselected
     if mode not in UNSELECTED:
         raise UsageError(f"--unselected must be one of {', '.join(UNSELECTED)}, got {mode!r}")
-    shown = _states(decl, selection, mode)
+    states = _states(decl, selection, mode)
     # The build's own step (a pull request's pre-commit check); a docs-only change uploads nothing.
     gate = None if selection.skip_all or build is None else build.gate
-    folded = _fold(decl.steps, shown, limit - (GATE_JOBS if gate else 0))
-    count = _count(decl.steps, shown) + (GATE_JOBS if gate else 0)
-    entries, rows = _group(decl, selection, placed, shown, folded, limit, build)
+    over_limit = _omit_over_limit(decl.steps, states, limit - (GATE_JOBS if gate else 0))
+    count = _count(decl.steps, states) + (GATE_JOBS if gate else 0)
+    entries, rows = _steps_and_rows(decl, selection, placed, states, over_limit, limit, build)
     if gate:
         add_gate(entries, gate, build.priority if build is not None else None)
     notes = hold_own_steps_only(entries)  # a block step for an unselected step holds back no other step
     renamed = [(row.step.key, row.key) for row in rows if row.key != row.step.key]
-    result = PipelinePlan(entries=entries, rows=rows, selection=selection, unselected=mode, jobs=count, limit=limit,
-                          folded=folded, renamed=renamed)
+    result = Page(entries=entries, rows=rows, selection=selection, unselected=mode, jobs=count, limit=limit,
+                  over_limit=over_limit, renamed=renamed)
     dollars = Dollars(decl.settings.interpolate)
     result.pipeline = {name: escaped(value, dollars) for name, value in decl.settings.pipeline}
     result.notes += notes
@@ -103,22 +103,22 @@ def _states(decl: Declarations, selection: Selection, mode: str) -> dict[str, st
             for d in selection.decisions}
 
 
-def _fold(steps: Sequence[Step], shown: dict[str, str], limit: int) -> list[str]:
+def _omit_over_limit(steps: Sequence[Step], states: dict[str, str], limit: int) -> list[str]:
     """Over the job limit, omit every unselected step (in place); the keys omitted.
 
-    Only the selected steps alone exceeding the limit is an error (raised by plan_pipeline()).
+    Only the selected steps alone exceeding the limit is an error (raised by build_page()).
     """
-    if _count(steps, shown) <= limit:
+    if _count(steps, states) <= limit:
         return []
-    folded = [key for key, state in shown.items() if state in ("blocked", "skip-step")]
-    for key in folded:
-        shown[key] = "omitted"
-    return folded
+    over_limit = [key for key, state in states.items() if state in ("blocked", "skip-step")]
+    for key in over_limit:
+        states[key] = "omitted"
+    return over_limit
 
 
-def _group(decl: Declarations, selection: Selection, placed: Sequence[Job], shown: Mapping[str, str],
-           folded: Sequence[str], limit: int,
-           build: BuildContext | None = None) -> tuple[list[Entry], list[Row]]:
+def _steps_and_rows(decl: Declarations, selection: Selection, placed: Sequence[Job], states: Mapping[str, str],
+                    over_limit: Sequence[str], limit: int,
+                    build: BuildContext | None = None) -> tuple[list[Entry], list[Row]]:
     """The steps, grouped by declaration group in order, and one annotation Row per step."""
     dollars = Dollars(decl.settings.interpolate)
     keys = key_map(decl.steps)
@@ -133,12 +133,12 @@ def _group(decl: Declarations, selection: Selection, placed: Sequence[Job], show
     def present(target: str) -> bool:
         """A step in the pipeline, a step uploaded elsewhere, or a group with a step in the pipeline."""
         members = decl.group_members.get(target, (target,)) if decl.groups else (target,)
-        return any(shown.get(t) in PRESENT for t in members) or target in decl.settings.external_steps
+        return any(states.get(t) in PRESENT for t in members) or target in decl.settings.external_steps
 
     for step in page_order(decl.steps, decl.settings.order):
-        job, decision, state = jobs_by_key[step.key], decisions[step.key], shown[step.key]
+        job, decision, state = jobs_by_key[step.key], decisions[step.key], states[step.key]
         reason = decision.reasons[0].text if decision.reasons else ""
-        if step.key in folded:
+        if step.key in over_limit:
             reason = f"omitted to stay within {limit} jobs; was: {reason}"
         rows.append(Row(step, keys[step.key], job.hardware, job.queue or "", state, reason))
         if state not in PRESENT:
@@ -193,21 +193,21 @@ def _depends_item(step: Step, target: str, key: str) -> Depends:
 
 
 class LimitError(OutputError):
-    def __init__(self, result: PipelinePlan):
+    def __init__(self, result: Page):
         selected = sum(1 for r in result.rows if r.action == "run")
         super().__init__(
             f"the pipeline needs {result.jobs} Buildkite jobs for {selected} selected steps, more than the "
             f"{result.limit} that one upload may hold (unselected steps are already omitted)",
             fix="select fewer steps (--only KEY, a narrower change), lower 'parallelism', or split the pipeline")
-        self.plan = result
+        self.page = result
 
 
-def _count(steps: Sequence[Step], shown: Mapping[str, str]) -> int:
+def _count(steps: Sequence[Step], states: Mapping[str, str]) -> int:
     """Jobs as Buildkite counts them: each group, block and command step; parallelism and matrix multiply."""
     total = 0
     groups: set[str] = set()
     for step in steps:
-        state = shown[step.key]
+        state = states[step.key]
         if state not in PRESENT:
             continue
         if step.group and step.group not in groups:

@@ -1,9 +1,9 @@
-"""Declarations + decisions -> a validated pipeline: place, plan, write through the templates, check.
+"""Declarations + decisions -> a Rendered pipeline: place, lay out the page, write through the templates, check.
 
   place()          every step on its hardware, once per command (render's --templates
-                   inputs and the plan both read it);
-  plan.py          decisions + jobs -> what goes into the pipeline;
-  templates.py     the plan -> YAML text;
+                   inputs and the page both read it);
+  page.py          decisions + jobs -> the pipeline's steps in order (buildkite_steps.py);
+  templates.py     the page -> YAML text;
   output_check.py  the text parsed back and validated against Buildkite's schema,
                    unique keys, known depends_on targets and the job limit; any
                    problem is an OutputError and nothing is printed.
@@ -18,7 +18,7 @@ from pipegen.errors import OutputError
 from pipegen.hardware.model import Inventory, Job
 from pipegen.model import Declarations, Selection
 from pipegen.render.output_check import check
-from pipegen.render.plan import PipelinePlan, plan_pipeline
+from pipegen.render.page import Page, build_page
 from pipegen.render.templates import to_yaml
 
 if TYPE_CHECKING:
@@ -45,26 +45,26 @@ def place(decl: Declarations, build: BuildInfo | None = None) -> Placement:
 
 
 class Rendered:
-    """The validated text of a pipeline, the data it reads as (parsed by the check), and the plan it came
+    """The validated text of a pipeline, the data it reads as (parsed by the check), and the page it came
     from (for the annotation)."""
 
-    def __init__(self, text: str, plan: PipelinePlan, data: dict[str, Any]):
+    def __init__(self, text: str, page: Page, data: dict[str, Any]):
         self.text = text
-        self.plan = plan
+        self.page = page
         self.data = data
 
     @property
     def annotation(self) -> str:
         from pipegen.render.annotate import annotation
 
-        return annotation(self.plan)
+        return annotation(self.page)
 
 
 def render_pipeline(decl: Declarations, selection: Selection, placement: Placement, *, unselected: str | None = None,
                     templates: str | None = None, limit: int = JOB_LIMIT) -> Rendered:
     """Declarations + decisions + the jobs placed -> validated YAML and its annotation. Pure but for
     reading templates."""
-    result = plan_pipeline(decl, selection, placement.jobs, unselected=unselected, limit=limit,
+    result = build_page(decl, selection, placement.jobs, unselected=unselected, limit=limit,
                            build=placement.context)
     text = to_yaml(result, templates)
     try:
@@ -73,4 +73,4 @@ def render_pipeline(decl: Declarations, selection: Selection, placement: Placeme
         from pipegen.render.blame import blame
 
         raise blame(exc, text, result.entries, templates) from None
-    return Rendered(text=text, plan=result, data=data)
+    return Rendered(text=text, page=result, data=data)
