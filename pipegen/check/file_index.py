@@ -18,6 +18,7 @@ from pipegen.selection.matching import entry_matches, is_glob
 
 REGEX_META = re.compile(r"[.^$*+?{}\[\]\\|()]")
 OPTIONAL = frozenset("*?{")  # quantifiers that let the character before them be absent
+_ONE = re.compile("1")
 
 
 class FileIndex:
@@ -123,8 +124,6 @@ def regex_prefix(pattern: str) -> str:
 
 
 def bits(mask: int) -> Iterator[int]:
-    """Indices of the set bits, ascending."""
-    while mask:
-        low = mask & -mask
-        yield low.bit_length() - 1
-        mask ^= low
+    """Indices of the set bits, ascending: the "1"s of its binary digits read from the lowest (found by the
+    regex engine, several times faster than peeling the lowest bit off a thousands-bit integer each time)."""
+    return (one.start() for one in _ONE.finditer(bin(mask)[:1:-1]))

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import shlex
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipegen.check.command_paths import tokens
 from pipegen.check.command_walk import extract
 from pipegen.check.file_index import FileIndex
 
@@ -147,3 +152,26 @@ def test_a_glob_matching_nothing_is_a_missing_path():
 def test_a_script_calling_itself_ends():
     tree = {"a.sh": "bash a.sh\npytest tests/test_a.py\n", "tests/test_a.py": ""}
     assert [r.path for r in walked(["bash a.sh"], "", tree).refs] == ["tests/test_a.py"]
+
+
+def shlex_tokens(command):
+    """The reference: Python's shell lexer, configured as tokens() reads."""
+    lexer = shlex.shlex(command.replace("\\\n", " ").replace("\n", "\n\n"), posix=True, punctuation_chars="();<>|&\n")
+    lexer.whitespace = " \t\r"
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    try:
+        return tuple(lexer)
+    except ValueError:
+        return None
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.text(alphabet="ab $#'\"\\;&|()<>\n\t\r=*", max_size=40))
+def test_tokens_are_shlex_tokens(command):
+    assert tokens(command) == shlex_tokens(command)
+
+
+@pytest.mark.parametrize("name", ["ci/run-in-docker.sh", "tests/nixl/sweep.sh", "tests/nixl/run.sh", "ci/compat.sh"])
+def test_scripts_lex_as_shlex_lexes_them(name):
+    assert tokens(TREE[name]) == shlex_tokens(TREE[name])
