@@ -184,7 +184,7 @@ def run(**options: Any) -> int:
       pipegen run --step quick-reduce-cpu --junit out/junit.xml
     """
     from pipegen.commands.run import main
-    from pipegen.run.plan import RunOptions
+    from pipegen.run.local_plan import RunOptions
 
     return main(RunOptions(**options, environ=os.environ), sys.stdout)
 

@@ -2,7 +2,7 @@
 
 Everything here is plain, immutable data. Loading (declarations/), the change set (selection/changes.py),
 deciding (selection/decide.py), placing on hardware (hardware/placement.py; the hardware's own types are
-hardware/model.py) and rendering (render/) all speak these types.
+hardware/types.py) and rendering (render/) all speak these types.
 """
 
 from __future__ import annotations
@@ -288,7 +288,7 @@ class Options:
     run_all: str = ""  # why everything was asked for ("--all", "RUN_ALL=1"); "" = not asked
     noauto: bool = False
     docs_only_disable: bool = False
-    unselected: str | None = None  # block, skip or omit (None: the config's); block pulls more in: pull_in.py
+    unselected: str | None = None  # block, skip or omit (None: the config's); block pulls more in: waited_for.py
 
 
 @frozen

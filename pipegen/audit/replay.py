@@ -14,7 +14,7 @@ from pipegen.audit.history import Commit
 from pipegen.frozen import frozen
 from pipegen.model import ChangeSet, Declarations, Options, Settings
 from pipegen.selection.decide import decide
-from pipegen.selection.pull_in import NEEDED, needed_how
+from pipegen.selection.waited_for import NEEDED, needed_how
 
 
 @frozen

@@ -38,7 +38,7 @@ def valid_key(key: str) -> str:
 
 def interpolated_key(key: str) -> bool:
     """Whether `key` is valid key text around upload-time variables (`build_${TRIPLET?}`, `$PREFIX-test`)."""
-    from pipegen.buildkite.dollars import UPLOAD_VARIABLE
+    from pipegen.buildkite.upload_escape import UPLOAD_VARIABLE
 
     rest = UPLOAD_VARIABLE.sub("v", key)
     return rest != key and len(key) <= KEY_MAX and KEY_BAD.search(rest) is None and "$" not in rest

@@ -13,8 +13,8 @@
 
 from __future__ import annotations
 
-from pipegen.buildkite.dollars import SHELL_FIELDS, Dollars, step_problems, step_texts, undeliverable_error
 from pipegen.buildkite.interpolation import variables
+from pipegen.buildkite.upload_escape import SHELL_FIELDS, Dollars, step_problems, step_texts, undeliverable_error
 from pipegen.check.findings import Finding
 from pipegen.model import Declarations, Step
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from pipegen.audit.history import LOG_FORMAT, Commit, parse_log
 from pipegen.audit.replay import Audit, Outcome, branch_notes, compare, replay
-from pipegen.audit.report import AuditReport, format_audit
+from pipegen.audit.replay_formats import AuditReport, format_audit
 from pipegen.errors import EXIT_FINDINGS, DeclarationError, UsageError
 from pipegen.frozen import frozen
 from pipegen.git import Git

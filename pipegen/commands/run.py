@@ -18,11 +18,11 @@ from pipegen.errors import UsageError
 from pipegen.hardware.detect import machine as this_machine
 from pipegen.hardware.inventory import load_inventory
 from pipegen.run.junit import Case, junit_xml
+from pipegen.run.local_plan import DEFAULT_LOG_DIR, Candidates, RunOptions, buildkite_only, named, selected
 from pipegen.run.output import exit_status, junit_cases, machine_line, plan_text, summary_text
-from pipegen.run.plan import DEFAULT_LOG_DIR, Candidates, RunOptions, buildkite_only, named, selected
 from pipegen.run.steps import plan_jobs
-from pipegen.selection import report
 from pipegen.selection.chain import load_declarations, select
+from pipegen.selection.decision_formats import banner, summary
 
 JUNIT_LOG_LINES = 200  # of a failed step's log, with its JUnit failure (whole logs can be huge)
 
@@ -38,7 +38,7 @@ def main(args: RunOptions, out: TextIO) -> int:
         decl, selection = select(args, args.environ)
         candidates = selected(decl, selection)
         others = buildkite_only([d.step for d in selection.decisions if d.action == "run"])
-        header = [*report.banner(selection), f"Selected: {report.summary(selection)}", *([others] if others else [])]
+        header = [*banner(selection), f"Selected: {summary(selection)}", *([others] if others else [])]
     if not candidates:
         out.write("\n".join(header) + "\nNothing to run: no step is selected for this change "
                   "(use --step KEY to run one anyway).\n")

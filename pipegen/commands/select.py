@@ -8,7 +8,7 @@ from typing import TextIO
 
 from pipegen.frozen import frozen
 from pipegen.selection.chain import SelectArgs, select, warn_if_untrusted
-from pipegen.selection.report import render_selection
+from pipegen.selection.decision_formats import render_selection
 
 
 @frozen

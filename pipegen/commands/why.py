@@ -19,9 +19,9 @@ from pipegen.selection.chain import (
     warn_if_untrusted,
 )
 from pipegen.selection.decide import decide, step_index, steps_by_key
+from pipegen.selection.decision_formats import render_why, why_path
 from pipegen.selection.inputs import own_inputs
 from pipegen.selection.matching import entry_matches, first_match, split
-from pipegen.selection.report import render_why, why_path
 
 
 @frozen

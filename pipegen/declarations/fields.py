@@ -46,7 +46,7 @@ def minutes(value: Any, where: Location) -> int | str:
     """A positive whole number, or one upload-time variable for Buildkite to fill in (`${TIMEOUT?}`,
     `${TIMEOUT:-30}`: a default must itself be a positive whole number)."""
     if isinstance(value, str):
-        from pipegen.buildkite.dollars import upload_variable
+        from pipegen.buildkite.upload_escape import upload_variable
 
         match = upload_variable(value.strip())
         plain = not any(c.isspace() or c in "#'\"" for c in value.strip())  # written unquoted, as an int after upload

@@ -39,7 +39,7 @@ from pipegen.hardware.build_keyed import filled as keyed_fields
 from pipegen.hardware.build_keyed import parse_keyed
 from pipegen.hardware.build_spec import BuildInfo, BuildSpec, Variant
 from pipegen.hardware.build_wrap import Wrap, filled, parse_wrap
-from pipegen.hardware.model import Inventory, Template
+from pipegen.hardware.types import Inventory, Template
 
 _PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][\w.]*)\}")
 

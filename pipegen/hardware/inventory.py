@@ -35,9 +35,9 @@ from pipegen.declarations.discover import DEFAULT_INVENTORY
 from pipegen.declarations.fields import Checker, anything, check_fields, require_mapping, string, string_list, tag_map
 from pipegen.declarations.yamlio import LocList
 from pipegen.errors import DeclarationError
-from pipegen.hardware.model import DOCKER_PLUGIN, PLAIN, TEMPLATE_KINDS, VENDORS, Family, Inventory, Route, Template
 from pipegen.hardware.preset_merge import extended
 from pipegen.hardware.template_fields import job_fields, plain, setup_commands
+from pipegen.hardware.types import DOCKER_PLUGIN, PLAIN, TEMPLATE_KINDS, VENDORS, Family, Inventory, Route, Template
 from pipegen.model import Declarations, Location
 
 PRESET_FILE = "vllm-hardware.yaml"  # in pipegen/data

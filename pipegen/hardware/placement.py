@@ -1,6 +1,6 @@
 """Jobs on hardware: which agent queue and which wrapper each Step gets. Pure.
 
-`place(step, inventory)` turns one Step into one Job (hardware/model.py); `jobs(decl, inventory)`
+`place(step, inventory)` turns one Step into one Job (hardware/types.py); `jobs(decl, inventory)`
 places every step and fails with one DeclarationError naming the step and what is missing.
 
 A step names its hardware with `device` (a family, or FAMILY_N / FAMILY:N
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pipegen.declarations.discover import DEFAULT_INVENTORY
 from pipegen.errors import DeclarationError
-from pipegen.hardware.model import Family, Inventory, Job
+from pipegen.hardware.types import Family, Inventory, Job
 from pipegen.model import Declarations, Step
 
 # Where a wait, block, input or trigger step goes: no agent runs it.

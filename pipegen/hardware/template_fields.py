@@ -18,7 +18,7 @@ from pipegen.declarations.fields import (
     string_list,
 )
 from pipegen.errors import DeclarationError
-from pipegen.hardware.model import JobFields, SetupCommand
+from pipegen.hardware.types import JobFields, SetupCommand
 from pipegen.model import Location
 
 JOB_FIELDS: dict[str, Checker] = {

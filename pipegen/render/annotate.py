@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pipegen.markdown import cell
 from pipegen.render.page import Page, Row
-from pipegen.selection.report import banner, summary, warnings_markdown
+from pipegen.selection.decision_formats import banner, summary, warnings_markdown
 
 ACTION_ORDER = ("run", "blocked", "skip-step", "omitted", "left out")
 ACTION_TEXT = {

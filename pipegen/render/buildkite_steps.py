@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
-    from pipegen.hardware.model import Job, Template
+    from pipegen.hardware.types import Job, Template
     from pipegen.model import Step
 
 Depends = str | dict[str, Any]  # a key, or {step: KEY, allow_failure: true}

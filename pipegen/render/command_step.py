@@ -11,10 +11,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from pipegen.buildkite.dollars import Dollars, Undeliverable
 from pipegen.buildkite.limits import SKIP_MAX
+from pipegen.buildkite.upload_escape import Dollars, Undeliverable
 from pipegen.hardware.build_context import BuildContext
-from pipegen.hardware.model import Job, Template
+from pipegen.hardware.types import Job, Template
 from pipegen.model import Step
 from pipegen.render import job_fields
 from pipegen.render.buildkite_steps import CommandStep, Depends

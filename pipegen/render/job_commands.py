@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 import shlex
 
-from pipegen.buildkite.dollars import Dollars
+from pipegen.buildkite.upload_escape import Dollars
 from pipegen.hardware.build_context import BuildContext
-from pipegen.hardware.model import Job
+from pipegen.hardware.types import Job
 from pipegen.model import Step
 
 NO_BUILD = BuildContext(values={})

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipegen.buildkite.dollars import Dollars
+from pipegen.buildkite.upload_escape import Dollars
 from pipegen.hardware.build_context import BuildContext
-from pipegen.hardware.model import Job
+from pipegen.hardware.types import Job
 from pipegen.model import Step
 from pipegen.render.yaml_writer import Safe
 

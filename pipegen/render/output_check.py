@@ -47,7 +47,7 @@ def _as_uploaded(data: dict[str, Any]) -> dict[str, Any]:
     """The pipeline as far as can be known before upload, where Buildkite fills in upload-time variables: a
     `timeout_in_minutes` that is one is validated as its default (else 1), and each one in a key or a
     depends_on target as a letter (an unset `?` variable fails the upload, which no check here can see)."""
-    from pipegen.buildkite.dollars import UPLOAD_VARIABLE, upload_variable
+    from pipegen.buildkite.upload_escape import UPLOAD_VARIABLE, upload_variable
 
     def key(value: Any) -> Any:
         if isinstance(value, dict):

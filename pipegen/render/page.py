@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pipegen.buildkite.dollars import Dollars, deliverable
 from pipegen.buildkite.keys import BLOCK_PREFIX, key_map, unique_key, valid_key
 from pipegen.buildkite.limits import JOB_LIMIT, command_jobs
+from pipegen.buildkite.upload_escape import Dollars, deliverable
 from pipegen.errors import OutputError, UsageError
 from pipegen.hardware.build_context import BuildContext
-from pipegen.hardware.model import Job
+from pipegen.hardware.types import Job
 from pipegen.model import Declarations, Group, Selection, Step
 from pipegen.render.block_scope import hold_own_steps_only
 from pipegen.render.buildkite_steps import BlockStep, DeclaredStep, Depends, Entry, GroupStep, StepItem

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipegen.buildkite.limits import JOB_LIMIT
 from pipegen.errors import OutputError
-from pipegen.hardware.model import Inventory, Job
+from pipegen.hardware.types import Inventory, Job
 from pipegen.model import Declarations, Selection
 from pipegen.render.output_check import check
 from pipegen.render.page import Page, build_page

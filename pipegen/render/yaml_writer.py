@@ -4,7 +4,7 @@ Why it exists: no user string reaches the YAML raw. Every value a template
 prints goes out through `scalar()` (a JSON-style double-quoted YAML string,
 or a plain word that reads back as the same string), `flow()` or `block()`
 unless it is explicitly marked `Safe`. A `$` in user text (labels, commands,
-env, working_dir, group names) is escaped by `Dollars` (buildkite/dollars.py)
+env, working_dir, group names) is escaped by `Dollars` (buildkite/upload_escape.py)
 so that it reaches the job's shell as written, except variables listed in the
 config's `interpolate:`; vLLM's files are written in Buildkite's syntax already (they
 spell `$$VAR`), so the vLLM preset's `interpolate: ["*"]` leaves every `$` as

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 from pipegen.hardware.detect import Machine
 from pipegen.run.junit import Case, Outcome
-from pipegen.run.plan import FAILED, Result, RunPlan, Unrunnable
+from pipegen.run.local_plan import FAILED, Result, RunPlan, Unrunnable
 
 
 def duration(seconds: float) -> str:

@@ -21,8 +21,8 @@ from dataclasses import replace
 from typing import TextIO
 
 from pipegen.run.artifacts import collect
+from pipegen.run.local_plan import FAILED, Planned, Result, Status
 from pipegen.run.output import duration
-from pipegen.run.plan import FAILED, Planned, Result, Status
 from pipegen.run.steps import blocked_by, soft_fails
 
 TICK_S = 0.2  # how often the live display redraws and the timeout is checked

@@ -21,9 +21,9 @@ from pipegen.buildkite.branches import includes
 from pipegen.buildkite.keys import declared_keys
 from pipegen.buildkite.matrix import combinations
 from pipegen.hardware.detect import Machine
-from pipegen.hardware.model import Inventory
+from pipegen.hardware.types import Inventory
 from pipegen.model import Declarations
-from pipegen.run.plan import FAILED, Candidates, Planned, RunOptions, RunPlan, log_name, plan_runs
+from pipegen.run.local_plan import FAILED, Candidates, Planned, RunOptions, RunPlan, log_name, plan_runs
 
 TRUE = (True, "true")
 

@@ -213,9 +213,9 @@ def _unknown_paths(files: Sequence[str], given: Mapping[str, str], args: SelectA
 
 
 def repository_paths(paths: Sequence[str], root: str, option: str = "--files-from", unique: bool = True) -> list[str]:
-    """Paths as a user gives them, repository-relative (selection/paths.py); a UsageError for one outside.
+    """Paths as a user gives them, repository-relative (selection/relative_paths.py); a UsageError for one outside.
     `unique`: each once; else one per path given, in order."""
-    from pipegen.selection.paths import repo_relative
+    from pipegen.selection.relative_paths import repo_relative
 
     # Only the folder is resolved: a symlink inside the repository is a changed file of its own.
     listed = [os.path.join(os.path.realpath(os.path.dirname(p)), os.path.basename(p)) if os.path.isabs(p) else p

@@ -30,7 +30,7 @@ from pipegen.model import (
 )
 from pipegen.selection.inputs import Input, own_inputs
 from pipegen.selection.matching import StepIndex, first_match
-from pipegen.selection.pull_in import conditions, with_dependencies
+from pipegen.selection.waited_for import conditions, with_dependencies
 
 
 def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Sequence[Input] = ()) -> Selection:

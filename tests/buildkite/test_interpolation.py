@@ -1,4 +1,4 @@
-"""buildkite/interpolation.py and dollars.py: Buildkite's upload interpolation, modelled, and render's escaping.
+"""buildkite/interpolation.py and upload_escape.py: Buildkite's upload interpolation, modelled, and render's escaping.
 
 The model is checked against the rules buildkite/interpolate documents and its parser's tests state;
 the escaping (Dollars) is then checked against the model for random strings: what render writes
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipegen.buildkite.dollars import Dollars, Undeliverable
 from pipegen.buildkite.interpolation import InterpolationError, interpolate, unescaped, variables
+from pipegen.buildkite.upload_escape import Dollars, Undeliverable
 
 ENV = {"HOME": "/home/agent", "GROUP": "gpu tests", "EMPTY": "", "COMMIT": "0123456789abcdef", "é": "accent"}
 

@@ -129,7 +129,7 @@ def test_help_agrees_with_behaviour():
 
 
 OPTIONS = {"select": "pipegen.commands.select:SelectOptions", "why": "pipegen.commands.why:WhyOptions",
-           "render": "pipegen.commands.render:RenderOptions", "run": "pipegen.run.plan:RunOptions",
+           "render": "pipegen.commands.render:RenderOptions", "run": "pipegen.run.local_plan:RunOptions",
            "check": "pipegen.commands.check:CheckOptions", "audit": "pipegen.commands.audit:AuditOptions",
            "import": "pipegen.commands.import_:ImportOptions"}
 

@@ -100,7 +100,7 @@ def test_this_machine() -> None:
 
 
 def test_importing_pipegen_does_not_import_torch() -> None:
-    code = ("import sys, pipegen, pipegen.cli, pipegen.hardware.detect, pipegen.run.plan, pipegen.run.process, pipegen.run.junit; "
+    code = ("import sys, pipegen, pipegen.cli, pipegen.hardware.detect, pipegen.run.local_plan, pipegen.run.process, pipegen.run.junit; "
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

@@ -192,7 +192,7 @@ def _field_values():
 def _small(fields: dict) -> bool:
     """Not too many matrix jobs, and no string that no escaping delivers (a backslash before a `$`:
     test_upload_interpolation.py shows its refusal)."""
-    from pipegen.buildkite.dollars import Dollars, strings
+    from pipegen.buildkite.upload_escape import Dollars, strings
 
     return ("matrix" not in fields or size(fields["matrix"]) <= 50) and \
         not any(Dollars().problem(text) for text in strings(fields))

@@ -6,9 +6,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipegen.buildkite.dollars import Dollars
+from pipegen.buildkite.upload_escape import Dollars
 from pipegen.hardware.build_context import BuildContext
-from pipegen.hardware.model import Family, Job, JobFields, Template
+from pipegen.hardware.types import Family, Job, JobFields, Template
 from pipegen.model import Location, Step
 from pipegen.render import job_fields
 from pipegen.render.command_step import command_step

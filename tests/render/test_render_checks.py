@@ -14,7 +14,7 @@ from tests.helpers import assert_valid, by_key, render, render_repo
 
 
 def test_skip_reason_is_cut_to_70_characters_without_splitting_a_dollar_pair():
-    from pipegen.buildkite.dollars import Dollars
+    from pipegen.buildkite.upload_escape import Dollars
     from pipegen.render.command_step import skip_text
 
     double = Dollars()

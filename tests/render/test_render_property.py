@@ -9,9 +9,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipegen.buildkite.dollars import Dollars
 from pipegen.buildkite.interpolation import interpolate
 from pipegen.buildkite.keys import valid_key
+from pipegen.buildkite.upload_escape import Dollars
 from pipegen.declarations.yamlio import load_text
 from pipegen.errors import DeclarationError
 from pipegen.hardware.inventory import parse_inventory

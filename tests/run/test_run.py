@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pipegen.buildkite.dollars import Dollars
+from pipegen.buildkite.upload_escape import Dollars
 from pipegen.cli import cli
 from pipegen.hardware.detect import Machine
 from pipegen.model import Location, Step
+from pipegen.run.local_plan import script, shortfall, step_env
 from pipegen.run.output import duration
-from pipegen.run.plan import script, shortfall, step_env
 from tests.helpers import INVENTORY, ROOT, git, git_repo, run, write_files
 
 STEPS = """\
@@ -148,7 +148,7 @@ def test_an_interrupt_while_the_step_starts_still_stops_it(monkeypatch: pytest.M
     """A loaded machine can run the step well before Popen returns: a signal then must not lose it."""
     import io
 
-    from pipegen.run.plan import Planned
+    from pipegen.run.local_plan import Planned
     from pipegen.run.process import Progress, run_all
 
     started: list[subprocess.Popen] = []
@@ -192,7 +192,7 @@ def _gone(pid: int) -> bool:
 
 
 def test_a_passing_step_leaves_nothing_running(tmp_path: Path) -> None:
-    from pipegen.run.plan import Planned
+    from pipegen.run.local_plan import Planned
     from pipegen.run.process import run_step
 
     planned = Planned(_step(), "cpu", str(tmp_path), "sleep 30 & echo $! > bg.pid", (), None, str(tmp_path / "k.log"))
@@ -422,7 +422,7 @@ def test_duration() -> None:
 def test_live_progress_redraws_one_line() -> None:
     import io
 
-    from pipegen.run.plan import Planned, Result
+    from pipegen.run.local_plan import Planned, Result
     from pipegen.run.process import LiveProgress, Progress
 
     class Tty(io.StringIO):

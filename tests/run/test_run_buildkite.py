@@ -202,7 +202,7 @@ def dags(draw):
 @given(dags())
 def test_every_job_runs_after_what_it_depends_on(steps):
     from pipegen.model import Declarations, Location, Settings, Step
-    from pipegen.run.plan import Planned
+    from pipegen.run.local_plan import Planned
     from pipegen.run.steps import in_dependency_order
 
     declared = tuple(Step(key=k, label=k, group="", location=Location("f"), depends_on=tuple(d)) for k, d in steps)

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from pipegen.cli import cli
 from pipegen.errors import UsageError
-from pipegen.selection.paths import repo_relative
+from pipegen.selection.relative_paths import repo_relative
 
 from ..helpers import git_repo, write_files
 

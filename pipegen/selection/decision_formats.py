@@ -9,7 +9,7 @@ from typing import Any
 from pipegen.markdown import cell
 from pipegen.model import ACTIONS, Decision, Selection, Step
 from pipegen.selection.matching import explain
-from pipegen.selection.pull_in import NEEDED, needed_how
+from pipegen.selection.waited_for import NEEDED, needed_how
 
 HEADINGS = {"run": "Run", "block": "Blocked (wait to be unblocked)", "skip": "Skipped"}
 

@@ -17,14 +17,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import field
 from typing import Any, Literal
 
-from pipegen.buildkite.dollars import Dollars, deliverable, uploaded
 from pipegen.buildkite.keys import declared_keys
+from pipegen.buildkite.upload_escape import Dollars, deliverable, uploaded
 from pipegen.buildkite.workdir import map_workdir
 from pipegen.errors import DeclarationError, UsageError, suggest
 from pipegen.frozen import frozen
 from pipegen.hardware.detect import GPU_VENDORS, Machine
-from pipegen.hardware.model import Inventory
 from pipegen.hardware.placement import place
+from pipegen.hardware.types import Inventory
 from pipegen.model import Declarations, Selection, Step
 from pipegen.selection.chain import SelectArgs
 
@@ -218,7 +218,7 @@ def run_minutes(minutes: int | str | None, environ: Mapping[str, str]) -> int | 
     Buildkite's upload would; None when it gives no whole number (no timeout)."""
     if not isinstance(minutes, str):
         return minutes
-    from pipegen.buildkite.dollars import upload_value, upload_variable
+    from pipegen.buildkite.upload_escape import upload_value, upload_variable
 
     match = upload_variable(minutes)
     value = upload_value(match, environ) if match else None
