@@ -1,4 +1,4 @@
-"""One command step of the plan: what Buildkite runs for a Step on its hardware.
+"""One command step of the page (page.py): what Buildkite runs for a Step on its hardware.
 
 Commands run in the step's `working_dir`, after the family template's setup;
 what else a job gets comes from its template, opt-in (banners, a retry when the

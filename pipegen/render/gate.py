@@ -1,4 +1,4 @@
-"""The build's gate step (hardware/build_gate.py) in the plan's items. Pure.
+"""The build's gate step (hardware/build_gate.py) on the page (page.py). Pure.
 
 The gate's group goes first on the page. Every command job that depends on a step whose key
 matches the gate's glob, and whose own key does not, waits for the gate too: the gate runs beside
@@ -25,10 +25,10 @@ def add_gate(entries: list[Entry], gate: Gate, priority: int | None) -> None:
             depends = [d if isinstance(d, str) else d["step"] for d in item.depends_on]
             if any(fnmatch.fnmatchcase(d, gate.gates) for d in depends) and gate.key not in depends:
                 item.depends_on = [*item.depends_on, gate.key]
-    entries.insert(0, GroupStep(gate.group, [_item(gate, priority)]))
+    entries.insert(0, GroupStep(gate.group, [_gate_step(gate, priority)]))
 
 
-def _item(gate: Gate, priority: int | None) -> CommandStep:
+def _gate_step(gate: Gate, priority: int | None) -> CommandStep:
     """The gate's command step: no container, setup or retry; the command as it is written."""
     return CommandStep(label=gate.label, key=gate.key, depends_on=None, agents={"queue": gate.queue},
                        commands=[gate.command], env={}, soft_fail=False,

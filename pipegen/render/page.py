@@ -144,7 +144,7 @@ def _steps_and_rows(decl: Declarations, selection: Selection, placed: Sequence[J
         if state not in PRESENT:
             continue
         deliverable(step, dollars)
-        depends = [_depends_item(step, t, keys.get(t, t)) for t in step.depends_on if present(t)]
+        depends = [_depends_entry(step, t, keys.get(t, t)) for t in step.depends_on if present(t)]
         items: list[StepItem] = []
         if state == "blocked":
             waits = (list(depends) or None) if job.template.job.block_waits else None  # the block waits too
@@ -187,7 +187,7 @@ def _group_step(group: Group | None, title: str, present: Callable[[str], bool],
                      fields={name: escaped(value, dollars) for name, value in group.buildkite})
 
 
-def _depends_item(step: Step, target: str, key: str) -> Depends:
+def _depends_entry(step: Step, target: str, key: str) -> Depends:
     """A depends_on entry: the rendered key, or {step, allow_failure} when the step accepts its failure."""
     return {"step": key, "allow_failure": True} if target in step.allow_failure_on else key
 
