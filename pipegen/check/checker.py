@@ -14,9 +14,9 @@ from typing import Any
 from pipegen.check import coverage, entries, platform
 from pipegen.check.file_index import FileIndex
 from pipegen.check.findings import LOAD_ERRORS, Finding, Report, strict
-from pipegen.check.import_graph import ImportGraph, ModuleFiles, SpecReader
 from pipegen.check.upload_text import upload_text_findings
 from pipegen.frozen import frozen
+from pipegen.graph.import_graph import ImportGraph, ModuleFiles, SpecReader
 from pipegen.model import Declarations, Step
 
 

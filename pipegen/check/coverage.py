@@ -17,8 +17,8 @@ from pipegen.check.command_walk import Reader, extract
 from pipegen.check.entries import declared, either, nearest
 from pipegen.check.file_index import FileIndex, bits
 from pipegen.check.findings import Finding
-from pipegen.check.import_graph import ImportGraph
 from pipegen.check.uncovered import group_by_folder, not_covered
+from pipegen.graph.import_graph import ImportGraph
 from pipegen.model import Declarations, Step
 from pipegen.selection.decide import always_run_pattern
 from pipegen.selection.matching import explain

@@ -9,9 +9,9 @@ from typing import TextIO
 
 from pipegen.check.checker import Inputs, check
 from pipegen.check.findings import Finding, Report, format_report
-from pipegen.check.scan_cache import ScanCache
 from pipegen.errors import EXIT_FINDINGS, EXIT_USAGE, DeclarationError
 from pipegen.frozen import frozen
+from pipegen.graph.scan_cache import ScanCache
 from pipegen.model import Declarations, Location
 
 AMD_TWIN_FILE = "test-amd.yaml"  # next to vLLM's ci_config.yaml

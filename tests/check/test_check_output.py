@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pipegen.check import scan_cache
 from pipegen.check.findings import MAX_LINES
 from pipegen.cli import cli
+from pipegen.graph import scan_cache
 from tests.helpers import CLEAN_STEP, check, check_repo, commit_files, git, only, write_files
 
 

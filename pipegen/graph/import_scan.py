@@ -5,7 +5,7 @@ tree (2,500 files reached from the tests) that alone took 3.4 s of a 4.4 s
 `check`. Imports are statements, so one regular expression that skips
 strings and comments and stops at each line starting with `import`,
 `from ... import`, `if TYPE_CHECKING:` or `pytest_plugins =` finds the same
-imports about seven times faster (tests/check/test_import_scan.py compares
+imports about seven times faster (tests/graph/test_import_scan.py compares
 it with an `ast` reading, on generated sources and on this repository).
 
 What it reads as the `ast` reading does: nested imports (in functions,

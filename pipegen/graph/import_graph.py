@@ -9,7 +9,7 @@ third-party packages) is ignored. A resolved module brings its packages'
 is a module; `pytest_plugins = [...]` counts as imports. Imports under
 `if TYPE_CHECKING:` never run, so they do not count.
 
-Each file is read and scanned once (check/scan_cache.py keeps the scans). Closures are bit masks over a caller's
+Each file is read and scanned once (scan_cache.py keeps the scans). Closures are bit masks over a caller's
 file numbering: strongly connected components (import cycles) are found
 once, and each component's closure is the union of its successors'.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from pipegen.check.import_scan import ImportSpec
+from pipegen.graph.import_scan import ImportSpec
 
 # A tracked file -> its import statements (import_scan.py), None when it cannot be read.
 SpecReader = Callable[[str], "Sequence[ImportSpec] | None"]

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipegen.check.import_scan import scan_imports
+from pipegen.graph.import_scan import scan_imports
 from tests.helpers import ROOT
 
 

@@ -1,4 +1,4 @@
-"""`check`'s import scans, kept under the cache dir by git blob SHA (the I/O around import_scan.py).
+"""Import scans (check, derived entries), kept under the cache dir by git blob SHA (the I/O around import_scan.py).
 
 A blob's import statements never change, so a file is scanned again only when
 its content is new: `git ls-files -s` names the blob of every tracked file, and
@@ -18,7 +18,7 @@ import os
 from collections.abc import Mapping, Sequence
 
 from pipegen.cache import cache_dir
-from pipegen.check.import_scan import ImportSpec, scan_imports
+from pipegen.graph.import_scan import ImportSpec, scan_imports
 
 VERSION = 1  # bump when import_scan.py reads differently
 LIMIT = 10_000  # scans kept: vLLM has 3,300 Python files; loading 10,000 takes about 40 ms

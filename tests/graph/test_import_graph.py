@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pipegen.check.import_graph import ImportGraph, ModuleFiles, resolve
-from pipegen.check.import_scan import scan_imports
+from pipegen.graph.import_graph import ImportGraph, ModuleFiles, resolve
+from pipegen.graph.import_scan import scan_imports
 
 FILES = {
     "pkg/__init__.py": "from pkg import core\n",
