@@ -88,6 +88,7 @@ class Step:
     dind: bool = _written("boolean", True, read_by="steps")
     # vLLM: the agent binary inside the step's docker container
     mount_buildkite_agent: bool = _written("boolean", False, read_by="steps")
+    run_all_exempt: bool = _written("boolean", False, read_by="own")  # decide.py: CI glue's run-all skips it
     # Mirrors and fan-outs: key of the declared step this one expands; None for a plain step.
     origin: str | None = None
     mirror: str | None = None  # "amd" for a vLLM AMD mirror
@@ -189,6 +190,8 @@ class Settings:
     # The page's order (render/order.py): "declared", or "name" (vLLM: groups by name, steps by label).
     order: Literal["declared", "name"] = "declared"
     pipeline: tuple[tuple[str, Any], ...] = ()  # Buildkite's pipeline-level env, agents, notify, ... (`pipeline:`)
+    uncovered: Literal["warn", "run_all", "fail"] = "warn"  # a changed file no entry matches (uncovered.py)
+    uncovered_ignore: tuple[str, ...] = ()  # entries: changes that need no step (never warned about)
 
 
 @frozen
@@ -300,6 +303,7 @@ class Selection:
     run_all_reason: str = ""  # "" = not everything runs
     skip_reason: str = ""  # "" = not everything is skipped
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    uncovered: tuple[str, ...] = ()  # changed files no entry matches and no ignore list excludes
 
     @property
     def run_all(self) -> bool:

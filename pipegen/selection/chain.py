@@ -255,10 +255,13 @@ def select_for(decl: Declarations, args: SelectArgs, environ: Mapping[str, str],
 
     `more_inputs`: files besides the config and inventory that the command reads (render's templates)."""
     from pipegen.selection.decide import decide
+    from pipegen.selection.uncovered import refuse
 
     options = options_from(args, decl, environ)
     changes = read_changes(args, decl, environ)
-    return decide(decl, changes, options, more_inputs)
+    selection = decide(decl, changes, options, more_inputs)
+    refuse(selection, decl.settings)  # `uncovered: fail`
+    return selection
 
 
 def warn_if_untrusted(selection: Selection) -> None:
@@ -269,3 +272,8 @@ def warn_if_untrusted(selection: Selection) -> None:
         sys.stderr.write(f"pipegen: WARNING: {selection.run_all_reason}\n")
     for warning in selection.changes.warnings:
         sys.stderr.write(f"pipegen: WARNING: {warning}\n")
+    if selection.uncovered:  # no silent uncovered change (selection/uncovered.py)
+        from pipegen.selection.uncovered import warning as uncovered
+
+        text = selection.run_all_reason if selection.run_all else uncovered(selection.uncovered)
+        sys.stderr.write(f"pipegen: WARNING: {text}\n")

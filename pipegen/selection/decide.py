@@ -30,6 +30,9 @@ from pipegen.model import (
 )
 from pipegen.selection.inputs import Input, own_inputs
 from pipegen.selection.matching import StepIndex, first_match
+from pipegen.selection.uncovered import run_all_reason as uncovered_reason
+from pipegen.selection.uncovered import uncovered_files
+from pipegen.selection.uncovered import warning as uncovered_warning
 from pipegen.selection.waited_for import conditions, with_dependencies
 
 
@@ -41,26 +44,40 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
     files, via = _as_read(decl, changed)
     warnings: list[str] = [str(w) for w in decl.warnings] + list(changes.warnings)
 
-    input_hits = _input_hits(list(dict.fromkeys((*own_inputs(decl), *inputs))), files, warnings)
+    read = list(dict.fromkeys((*own_inputs(decl), *inputs)))  # pipegen's own inputs: never an uncovered change
+    input_hits = _input_hits(read, files, warnings)
     everything = input_hits.pop(None, None)
-    run_all_reason = _run_all(decl, changes, options, files) or (
+    asked = _run_all(changes, options)  # --all, an untrusted diff: every step, run_all_exempt ones too
+    run_all_reason = asked or _run_all_pattern(settings, files) or (
         _as_named(everything.text, everything.file, via) if everything else "")
     only = closure(decl, options.only) if options.only is not None else None
     added = _added(decl, options.added)
     skip_reason = ""
+    uncovered: tuple[str, ...] = ()
     if not (options.docs_only_disable or run_all_reason or only is not None) and _docs_only(settings.docs_only, files):
         skip_reason = f"docs-only change: all {len(changed)} changed file(s) match {', '.join(settings.docs_only)}"
 
     if skip_reason:
         decisions = [Decision(step, "skip", (Reason("docs-only", skip_reason),)) for step in decl.steps]
     else:
-        matched = step_index(decl.steps).matches(files)
+        index = step_index(decl.steps)
+        matched = index.matches(files)
         # Which file fires each rule does not depend on the step: match once.
         rule_hits = [(rule, first_match(rule.changed, files)) for rule in settings.rules]
+        if not run_all_reason and changes.trusted:
+            uncovered = uncovered_files(settings, index, files, [item.entry for item in read])
+            if uncovered and settings.uncovered == "run_all":
+                run_all_reason = uncovered_reason(uncovered)
+            elif uncovered:
+                warnings.append(uncovered_warning(uncovered))
         decisions = []
         for step, match in zip(decl.steps, matched, strict=True):
-            forced = Reason("run-all", run_all_reason) if run_all_reason else input_hits.get(step.key)
+            run_all = _forced(step, run_all_reason, asked) if run_all_reason else None
+            forced = run_all or input_hits.get(step.key)
             action, reason = _decide_step(step, match, settings, rule_hits, options, only, forced, added.get(step.key))
+            if run_all_reason and run_all is None and reason.rule in ("no-match", "no-dependencies"):
+                reason = Reason("run-all-exempt", f"run_all_exempt: everything else runs ({run_all_reason}); "
+                                f"{reason.text}")
             if reason.file is not None and reason.file in via:  # say the path git names
                 reason = replace(reason, text=_as_named(reason.text, reason.file, via), file=via[reason.file])
             decisions.append(Decision(step, action, (reason, *conditions(step, action))))
@@ -71,6 +88,7 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
         run_all_reason=run_all_reason,
         skip_reason=skip_reason,
         warnings=tuple(warnings),
+        uncovered=tuple(uncovered),
     )
 
 
@@ -179,13 +197,20 @@ def _undeclared_fix(step: Step | None, key: str) -> str:
     return f"give the step '{step.label}' ({step.location}) 'key: {key}'"
 
 
-def _run_all(decl: Declarations, changes: ChangeSet, options: Options, files: list[str]) -> str:
-    """Why every step runs; "" when not."""
+def _run_all(changes: ChangeSet, options: Options) -> str:
+    """Why every step runs, as asked or failing safe ("" when not): no step is exempt from it."""
     if not changes.trusted:
         return f"the diff cannot be trusted ({changes.reason}): selecting everything"
-    if options.run_all:
-        return options.run_all
-    settings = decl.settings
+    return options.run_all
+
+
+def _forced(step: Step, run_all_reason: str, asked: str) -> Reason | None:
+    """Run-all for this step; None for a run_all_exempt step when the change (CI glue) asked for it."""
+    return None if step.run_all_exempt and not asked else Reason("run-all", run_all_reason)
+
+
+def _run_all_pattern(settings: Settings, files: list[str]) -> str:
+    """Why a changed file runs everything ("" when none does)."""
     if settings.run_all:
         entries = list(settings.run_all) + ["!" + x for x in settings.run_all_exclude]
         hit = first_match(entries, files, settings.run_all_kind)

@@ -81,7 +81,9 @@ def test_why_paths_and_steps(root):
     assert result.exit_code == 0
     assert "not core: entry 'src/core/' matches but '!src/core/vendored/' excludes it" in result.stdout
     assert "selects core  (entry 'src/core/')" in result.stdout
-    assert "other.txt:\n  selects no step" in result.stdout
+    # no silent uncovered change: the warning says that it runs no step
+    assert "other.txt:\n  warning: 1 changed file(s) no step's dependency entry matches and no ignore list excludes: " \
+           "other.txt: it runs no step" in result.stdout
     result = invoke(root, "why", "--step", "core", "--format", "json", files="src/core/a.py\n")
     info = json.loads(result.stdout)["steps"][0]
     assert info["action"] == "run" and info["declared_at"] == ".buildkite/steps/tests.yaml:6:3"

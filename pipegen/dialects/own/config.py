@@ -23,6 +23,7 @@ from pipegen.declarations.fields import (
 )
 from pipegen.declarations.labels import parse_labels
 from pipegen.declarations.pipeline_level import pipeline_fields
+from pipegen.declarations.policy import POLICY_FIELDS, policy_settings
 from pipegen.declarations.references import unmatched_names
 from pipegen.declarations.yaml_values import LocDict, LocList
 from pipegen.dialects.interface import Source
@@ -50,6 +51,7 @@ CONFIG_FIELDS: dict[str, Checker] = {
     "run_all_branches": string_list,
     "nightly_branches": string_list,
     "pipeline": anything,
+    **POLICY_FIELDS,
 }
 RULE_FIELDS: dict[str, Checker] = {
     "name": string,
@@ -107,6 +109,7 @@ def _settings(top: LocDict, fields: dict[str, Any]) -> Settings:
         run_all_branches=fields.get("run_all_branches", ()),
         nightly_branches=fields.get("nightly_branches", ()),
         pipeline=pipeline_fields(top.get("pipeline"), top.loc("pipeline")),
+        **policy_settings(fields),
     )
     if hardware is not None and not isinstance(hardware, (str, dict)):
         raise DeclarationError("'hardware' must be a file path or a mapping", top.loc("hardware"))

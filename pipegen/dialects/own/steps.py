@@ -11,7 +11,15 @@ from typing import Any
 
 from pipegen.buildkite.keys import valid_key
 from pipegen.declarations import buildkite_step as bk
-from pipegen.declarations.fields import Checker, anything, check_fields, require_mapping, string_list
+from pipegen.declarations.fields import (
+    Checker,
+    anything,
+    as_written,
+    check_fields,
+    require_mapping,
+    step_fields,
+    string_list,
+)
 from pipegen.declarations.other_steps import kind_of, other_step
 from pipegen.declarations.steps_file import (
     MIRROR_FIELDS,
@@ -26,7 +34,9 @@ from pipegen.declarations.yaml_values import LocDict
 from pipegen.errors import DeclarationError
 from pipegen.model import Group, Location, Step
 
-STEP_OWN_FIELDS = {**STEP_FIELDS, "hardware": string_list}  # a fan-out over hardware families
+OWN_WRITTEN = step_fields("own")  # model.Step's fields of this format alone (run_all_exempt, derive, ...)
+# and a fan-out over hardware families
+STEP_OWN_FIELDS = {**STEP_FIELDS, **{key: w.check for key, w in OWN_WRITTEN.items()}, "hardware": string_list}
 # defaults: fields every step inherits; the group may carry its own fields, depends_on take every form
 FILE_FIELDS: dict[str, Checker] = {"group": anything, "depends_on": anything, "steps": anything, "defaults": anything}
 
@@ -71,7 +81,8 @@ def _command_step(raw: Any, where: Location, relpath: str, group: str, defaults:
     if not depends_on and "depends_on" in item:  # `[]` or `~`: Buildkite's "no implicit wait"
         fields["buildkite"] = (*fields.get("buildkite", ()), ("depends_on", []))
     deps = (*fields.get("source_file_dependencies", ()), relpath)
-    common = common_fields(fields, item, where, tuple(depends_on), deps, fields.get("working_dir"))
+    common = {**common_fields(fields, item, where, tuple(depends_on), deps, fields.get("working_dir")),
+              **as_written(fields, OWN_WRITTEN)}
     # A key Buildkite accepts as it is, so a label such as ':memo: Docs' never gets a key ('-memo--docs')
     # that the user did not write and check refuses.
     key = fields.get("key") or valid_key(derive_key(fields["label"]))
