@@ -89,6 +89,8 @@ class Step:
     # vLLM: the agent binary inside the step's docker container
     mount_buildkite_agent: bool = _written("boolean", False, read_by="steps")
     run_all_exempt: bool = _written("boolean", False, read_by="own")  # decide.py: CI glue's run-all skips it
+    derive: tuple[tuple[str, str], ...] = _written("derive_map", (), read_by="own")  # (python|cargo|use, root)
+    derivation: tuple[tuple[str, str, str], ...] = ()  # derived entries: (entry, by, how), graph/expand.py
     # Mirrors and fan-outs: key of the declared step this one expands; None for a plain step.
     origin: str | None = None
     mirror: str | None = None  # "amd" for a vLLM AMD mirror
@@ -264,12 +266,8 @@ class Reason:
     entry: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"rule": self.rule, "text": self.text}
-        if self.file is not None:
-            out["file"] = self.file
-        if self.entry is not None:
-            out["entry"] = self.entry
-        return out
+        out = {"rule": self.rule, "text": self.text, "file": self.file, "entry": self.entry}
+        return {name: value for name, value in out.items() if value is not None}
 
 
 @frozen

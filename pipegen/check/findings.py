@@ -30,6 +30,7 @@ CODES = {
     "tests-unread": "a step runs tests or scripts through text check cannot read statically",
     "no-dependencies": "a step has no dependencies: no change ever selects it",
     "import-not-covered": "a test imports a repository file no entry of its step covers",
+    "derived-drift": "a hand-written dependency list differs from what the step's derive: computes",
     "no-queue": "no hardware provides what a step asks for",
     "mirror-drift": "an AMD twin declared in two places differs",
     "upload-limit": "the worst-case pipeline exceeds one upload",

@@ -46,8 +46,9 @@ class AuditOptions:
 def main(args: AuditOptions, out: TextIO) -> int:
     """Write the report in `fmt`; the exit code: 0, or 1 when --fail-on-loss and a step loses a commit."""
     from pipegen.dialects.load import load
+    from pipegen.graph.expand import expand, expanded_like
 
-    decl = load(args.root, args.config, args.environ)
+    decl = expand(load(args.root, args.config, args.environ), args.environ)  # derived from the tree as it is
     git = Git(args.root, args.environ, instead="", command="pipegen audit")
     commits, described = _history(git, args.last, args.rev_range)
     minutes = _durations(args.durations) if args.durations else None
@@ -56,7 +57,8 @@ def main(args: AuditOptions, out: TextIO) -> int:
     notes = branch_notes(decl.settings)
     report = AuditReport(audit, described, notes=notes)
     if args.compare_ref:
-        before = _audit(_declarations_at(git, args.compare_ref, decl, args.environ), commits, minutes, bar)
+        at_ref = expanded_like(_declarations_at(git, args.compare_ref, decl, args.environ), decl)
+        before = _audit(at_ref, commits, minutes, bar)
         report = AuditReport(audit, described, before, args.compare_ref, tuple(compare(before, audit)), notes)
     if bar is not None:
         bar.render_finish()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import field
+from dataclasses import field, replace
 from typing import TextIO
 
 from pipegen.check.checker import Inputs, check
@@ -61,6 +61,10 @@ def check_repository(root: str, config: str | None, *, tracked_files: str | None
     from pipegen.hardware.placement import place
 
     decl, docs = load_documents(root, config, environ)
+    if not tracked_files:  # derived entries need the tree itself (graph/expand.py)
+        from pipegen.graph.expand import expand
+
+        decl = expand(decl, environ)
     amd_path = amd_file or _twin_file(root, decl)
     amd = load(root, amd_path, environ) if amd_path else None
     inventory = load_inventory(decl)
@@ -76,7 +80,22 @@ def check_repository(root: str, config: str | None, *, tracked_files: str | None
     )
     report = check(decl, inputs, orphans=orphans, strict_mode=strict_mode)
     scans.save()
+    if not tracked_files and any(("use", "check") in step.derive for step in decl.steps):
+        report = replace(report, findings=(*report.findings, *_drift(decl, environ)))
     return report
+
+
+def _drift(decl: Declarations, environ: Mapping[str, str]) -> list[Finding]:
+    """derived-drift for each step whose derive: checks its hand-written list (check/drift.py)."""
+    from pipegen.check.drift import drift_findings
+    from pipegen.graph.expand import Store, Tree, derive_links
+
+    tree, store = Tree(decl.root, environ), Store()
+    out = [f for step in decl.steps if ("use", "check") in step.derive
+           for f in drift_findings(step, derive_links(step, tree, store))]
+    store.save()
+    tree.save()
+    return out
 
 
 def _scans(root: str, tracked_files: str | None, environ: Mapping[str, str]) -> ScanCache:

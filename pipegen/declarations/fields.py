@@ -99,6 +99,31 @@ def entry_list(value: Any, where: Location) -> tuple[str, ...]:
     return tuple(normal_entry(entry) for entry in _entry_list(value, where))
 
 
+DERIVE_KINDS = ("python", "cargo")
+
+
+def derive_map(value: Any, where: Location) -> tuple[tuple[str, str], ...]:
+    """`derive: {python: [roots], cargo: [crate folders], use: select|check}` as (kind, root) pairs; ("use",
+    "check") when the derived entries only check the hand-written list (graph/expand.py)."""
+    if not isinstance(value, LocDict):
+        raise _fail(where, f"expected a mapping, got {_kind(value)}",
+                    "write e.g. 'derive: {python: [tests/unit/], cargo: [src/server]}'")
+    out: list[tuple[str, str]] = []
+    for name, item in value.items():
+        item_where = value.loc(name)
+        if name == "use":
+            if choice("select", "check")(item, item_where) == "check":
+                out.append(("use", "check"))
+        elif name in DERIVE_KINDS:
+            out += [(name, normal_entry(root)) for root in string_list(item, item_where)]
+        else:
+            raise _fail(item_where, f"unknown derive kind '{name}'", suggest(name, {**dict.fromkeys(DERIVE_KINDS),
+                                                                                      "use": None}))
+    if not any(kind in DERIVE_KINDS for kind, _ in out):
+        raise _fail(where, "derive names no roots", "list roots under 'python:' or 'cargo:'")
+    return tuple(out)
+
+
 def nested_command_list(value: Any, where: Location) -> tuple[str, ...]:
     """Legacy multi-node steps list one command list per node: flatten them."""
     if isinstance(value, list):

@@ -45,9 +45,11 @@ class SelectArgs:
 
 
 def load_declarations(args: SelectArgs, environ: Mapping[str, str]) -> Declarations:
+    """The declarations, each step's derived entries computed from the tree as it is (graph/expand.py)."""
     from pipegen.dialects.load import load
+    from pipegen.graph.expand import expand
 
-    return load(args.root, args.config, environ)
+    return expand(load(args.root, args.config, environ), environ)
 
 
 def options_from(args: SelectArgs, decl: Declarations, environ: Mapping[str, str]) -> Options:

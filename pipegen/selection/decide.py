@@ -28,6 +28,7 @@ from pipegen.model import (
     Settings,
     Step,
 )
+from pipegen.selection.derived import derived_entries, derived_text
 from pipegen.selection.inputs import Input, own_inputs
 from pipegen.selection.matching import StepIndex, first_match
 from pipegen.selection.uncovered import run_all_reason as uncovered_reason
@@ -306,6 +307,8 @@ def _decide_step(
         return "run", rule
     if forced:  # run-all, or one of pipegen's own inputs that shapes this step changed
         return "run", forced
+    if match and step.derivation and match[1] in derived_entries(step):
+        return "run", Reason("derived", derived_text(step, *match), match[0], match[1])
     if match:
         return "run", Reason("dependency", f"{match[0]} matches '{match[1]}'", match[0], match[1])
     if not step.declares_dependencies:

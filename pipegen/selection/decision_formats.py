@@ -137,7 +137,7 @@ def render_selection(sel: Selection, fmt: str) -> str:
 
 
 # Reasons a single changed path gives a step (the others do not depend on the change).
-PATH_RULES = ("dependency", "pipegen-input")
+PATH_RULES = ("dependency", "derived", "pipegen-input")
 
 
 def why_path(verdict: Selection) -> dict[str, Any]:
