@@ -171,11 +171,11 @@ class Store:
     def save(self) -> None:
         if not self.file or not self.changed:
             return
+        from pipegen.atomic import write_text
+
         try:
             os.makedirs(os.path.dirname(self.file), mode=0o700, exist_ok=True)
-            temporary = f"{self.file}.{os.getpid()}.tmp"
-            with open(temporary, "w", encoding="utf-8") as handle:
-                json.dump({"version": VERSION, "entries": self.entries}, handle, separators=(",", ":"))
-            os.replace(temporary, self.file)
+            text = json.dumps({"version": VERSION, "entries": self.entries}, separators=(",", ":"))
+            write_text(self.file, text, durable=False, mode=0o600)  # verified when read
         except OSError:
             pass  # a read-only cache dir costs speed, not correctness
