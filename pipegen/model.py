@@ -90,6 +90,7 @@ class Step:
     mount_buildkite_agent: bool = _written("boolean", False, read_by="steps")
     run_all_exempt: bool = _written("boolean", False, read_by="own")  # decide.py: CI glue's run-all skips it
     derive: tuple[tuple[str, str], ...] = _written("derive_map", (), read_by="own")  # (python|cargo|use, root)
+    dependency_sets: tuple[str, ...] = _written("string_list", (), read_by="own")  # names of the config's sets
     derivation: tuple[tuple[str, str, str], ...] = ()  # derived entries: (entry, by, how), graph/expand.py
     # Mirrors and fan-outs: key of the declared step this one expands; None for a plain step.
     origin: str | None = None
@@ -194,6 +195,7 @@ class Settings:
     pipeline: tuple[tuple[str, Any], ...] = ()  # Buildkite's pipeline-level env, agents, notify, ... (`pipeline:`)
     uncovered: Literal["warn", "run_all", "fail"] = "warn"  # a changed file no entry matches (uncovered.py)
     uncovered_ignore: tuple[str, ...] = ()  # entries: changes that need no step (never warned about)
+    dependency_sets: tuple[tuple[str, tuple[str, ...]], ...] = ()  # name -> entries, that steps name
 
 
 @frozen

@@ -95,8 +95,23 @@ regex_list = _patterns(regex_problem, "fix the regular expression (a literal '('
 
 
 def entry_list(value: Any, where: Location) -> tuple[str, ...]:
-    """Dependency entries, checked, as repository-relative paths (`./src/` is `src/`)."""
-    return tuple(normal_entry(entry) for entry in _entry_list(value, where))
+    """Dependency entries, checked, as repository-relative paths (`./src/` is `src/`); a list inside the list
+    (`[*core, src/x/]`, an alias of an anchored list) counts as its items."""
+    return tuple(normal_entry(entry) for entry in _entry_list(flatten(value), where))
+
+
+def flatten(value: Any) -> Any:
+    """A list with lists among its items as one list; each item they bring is located where the inner list
+    is used (an alias: at the `*name`, not at its anchor)."""
+    if not isinstance(value, LocList) or not any(isinstance(item, list) for item in value):
+        return value
+    out = LocList()
+    out.file, out.mark, out.item_marks = value.file, value.mark, []
+    for index, item in enumerate(value):
+        inner = flatten(item) if isinstance(item, list) else [item]
+        out.extend(inner)
+        out.item_marks += [value.item_marks[index]] * len(inner)
+    return out
 
 
 DERIVE_KINDS = ("python", "cargo")
@@ -205,6 +220,9 @@ def require_mapping(value: Any, where: Location, what: str) -> LocDict:
     raise _fail(where, f"{what} must be a mapping, got {_kind(value)}")
 
 
+X_KEYS = ("config", "steps-file")  # the mappings whose `x-` keys are the author's own
+
+
 def check_fields(
     data: LocDict,
     spec: Mapping[str, Checker],
@@ -223,6 +241,8 @@ def check_fields(
     out: dict[str, Any] = {}
     for name, value in data.items():
         where = data.loc(name)
+        if what in X_KEYS and isinstance(name, str) and name.startswith("x-"):
+            continue  # a place for YAML anchors (`x-sets: {core: &core [...]}`), as docker compose has
         checker = spec.get(name)
         if checker is None:
             meant = (ignored or {}).get(name)

@@ -20,10 +20,13 @@ MAX_DEPTH = 100  # collections inside collections; real CI files nest about 10 d
 MAX_ALIAS_NODES = 100_000  # nodes that aliases repeat, counted as expanded
 
 
-_TAGS: dict[tuple[Any, Any, Any], str] = {}  # (node kind, scalar text, implicit) -> tag: see _LocLoader.resolve
+_TAGS: dict[tuple[Any, Any, Any], str] = {}  # (node kind, scalar text, implicit) -> tag: see _Located.resolve
 
 
-class _LocLoader(_Loader):  # type: ignore[misc]
+_Base: Any = object  # the loaders below put a PyYAML loader after it
+
+
+class _Located(_Base):  # type: ignore[misc]
     file = "<yaml>"
     _depth = 0
     _repeated = 0
@@ -107,13 +110,21 @@ class _LocLoader(_Loader):  # type: ignore[misc]
             self._count(node, [n for pair in node.value for n in pair])
         return out
 
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        """An alias item of a list (`[*core, x]`) keeps where it was used: an error in what it brings is
+        said there, not at the anchor."""
+        if self._anchors and isinstance(index, int) and self.check_event(yaml.AliasEvent):
+            self._alias_marks[(id(parent), index)] = _mark(self.peek_event().start_mark)
+        return super().compose_node(parent, index)
+
     def construct_sequence(self, node: Any, deep: bool = False) -> LocList:
         self._depth += 1
         if self._depth > MAX_DEPTH:
             self._too_deep(node)
         out = LocList([self._construct(child) for child in node.value])
         out.file, out.mark = self.file, _mark(node.start_mark)
-        out.item_marks = [_mark(c.start_mark) for c in node.value]
+        used = self._alias_marks
+        out.item_marks = [used.get((id(node), i)) or _mark(c.start_mark) for i, c in enumerate(node.value)]
         self._depth -= 1
         if self._anchors:
             self._count(node, node.value)
@@ -124,17 +135,27 @@ def _mark(mark: Any) -> Mark:
     return Mark(mark.line, mark.column)
 
 
-_LocLoader.add_constructor("tag:yaml.org,2002:map", _LocLoader.construct_mapping)
-_LocLoader.add_constructor("tag:yaml.org,2002:seq", _LocLoader.construct_sequence)
+class _LocLoader(_Located, _Loader):  # type: ignore[misc]
+    """libyaml's parser where PyYAML has it."""
+
+
+class _AliasLoader(_Located, yaml.SafeLoader):
+    """A text that uses an alias: PyYAML's own composer, which says where each alias is used (libyaml's
+    gives only the anchored node)."""
+
+
+for _loader in (_LocLoader, _AliasLoader):
+    _loader.add_constructor("tag:yaml.org,2002:map", _loader.construct_mapping)
+    _loader.add_constructor("tag:yaml.org,2002:seq", _loader.construct_sequence)
 
 
 def parse(text: str, file: str, duplicates: list[str] | None = None) -> Any:
     """Parse YAML text; syntax errors become a DeclarationError naming the line. `duplicates`: a key
     written twice in a mapping is said there (the last kept) instead of being an error."""
-    loader = _LocLoader(text)
+    loader = (_AliasLoader if "&" in text and "*" in text else _LocLoader)(text)
     loader.file = file
     loader._duplicates = duplicates
-    loader._sizes, loader._seen, loader._anchors = {}, set(), "&" in text
+    loader._sizes, loader._seen, loader._anchors, loader._alias_marks = {}, set(), "&" in text, {}
     try:
         return loader.get_single_data()
     except yaml.MarkedYAMLError as exc:

@@ -66,7 +66,7 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
         # Which file fires each rule does not depend on the step: match once.
         rule_hits = [(rule, first_match(rule.changed, files)) for rule in settings.rules]
         if not run_all_reason and changes.trusted:
-            uncovered = uncovered_files(settings, index, files, [item.entry for item in read])
+            uncovered = uncovered_files(settings, index, files, [item.entry for item in read], via)
             if uncovered and settings.uncovered == "run_all":
                 run_all_reason = uncovered_reason(uncovered)
             elif uncovered:

@@ -7,7 +7,7 @@ Without this, a new `newdir/new_module.py` runs only the always-run steps, witho
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from pipegen.errors import EXIT_FINDINGS, PipegenError
 from pipegen.model import Selection, Settings
@@ -22,12 +22,14 @@ class UncoveredError(PipegenError):
     exit_code = EXIT_FINDINGS
 
 
-def uncovered_files(settings: Settings, index: StepIndex, files: Sequence[str], inputs: Iterable[str]) -> tuple[
-        str, ...]:
+def uncovered_files(settings: Settings, index: StepIndex, files: Sequence[str], inputs: Iterable[str],
+                    via: Mapping[str, str]) -> tuple[str, ...]:
     """The files of `files` that no step's include entry matches, that no hardware rule names, that are not one
-    of pipegen's own `inputs` (paths: the config, the inventory, templates) and that no ignore list holds."""
+    of pipegen's own `inputs` (paths: the config, the inventory, templates) and that no ignore list holds.
+    `via`: the path a declaration file was read by -> the changed path git names (a linked steps folder)."""
     covered = index.touched(files)
-    candidates = [f for f in files if f not in covered]
+    covered |= {via[path] for path in covered if path in via}
+    candidates = [f for f in files if f not in covered and f not in via]
     if not candidates:
         return ()
     lists = [rule.changed for rule in settings.rules] + [(*settings.uncovered_ignore, *settings.docs_only)]

@@ -23,7 +23,7 @@ from pipegen.declarations.fields import (
 )
 from pipegen.declarations.labels import parse_labels
 from pipegen.declarations.pipeline_level import pipeline_fields
-from pipegen.declarations.policy import POLICY_FIELDS, policy_settings
+from pipegen.declarations.policy import POLICY_FIELDS, policy_settings, with_sets
 from pipegen.declarations.references import unmatched_names
 from pipegen.declarations.yaml_values import LocDict, LocList
 from pipegen.dialects.interface import Source
@@ -84,6 +84,7 @@ def load(source: Source) -> Declarations:
                                    "put the steps files in a folder of their own (.buildkite/steps) and name it")
     groups: list[Group] = []
     steps = read_steps_files(root, files, source.docs, lambda data, name: load_steps_file(data, name, groups))
+    steps = with_sets(steps, settings)  # after every file: a set's entries are the config's
     _one_file_per_group(groups)
     warnings += unmatched_names(top, steps, groups)
     return finish(root, steps, settings, NAME, [path, *files], warnings, tuple(groups))
