@@ -23,9 +23,10 @@ ACTIONS: tuple[Action, ...] = ("run", "block", "skip")
 #            a leading "!" excludes.
 #   "regex": Python re.match (anchored at the start only): vLLM's run-all patterns.
 #   "raw":   raw string prefix: the legacy test-amd.yaml matcher.
-PatternKind = Literal["entry", "regex", "raw"]
+#   "pathspec": "entry", but a glob read as git's pathspec reads it (`*` crosses "/"): the config's `globs:`.
+PatternKind = Literal["entry", "regex", "raw", "pathspec"]
 # Steps' dependencies are never regexes, so the step index (matching.StepIndex) need not handle them.
-DependencyKind = Literal["entry", "raw"]
+DependencyKind = Literal["entry", "raw", "pathspec"]
 
 
 @frozen
@@ -132,13 +133,10 @@ class Group:
 
 @frozen
 class Rule:
-    """A hardware-specific selection rule (pipegen config `rules:`).
-
-    A step that `applies` runs when a changed file matches `changed`.
-    `overrides_optional` places the rule before the optional->block rule
-    (vLLM: AMD mirrors run when docker/Dockerfile.rocm_base changes); otherwise
-    it sits just before run-all (vLLM: native AMD steps and run-amd-test.sh).
-    """
+    """A hardware-specific selection rule (pipegen config `rules:`): a step that `applies` runs when a changed
+    file matches `changed`. `overrides_optional` places the rule before the optional->block rule (vLLM: AMD
+    mirrors run when docker/Dockerfile.rocm_base changes); otherwise it sits just before run-all (vLLM: native
+    AMD steps and run-amd-test.sh)."""
 
     name: str
     changed: tuple[str, ...]
@@ -196,6 +194,7 @@ class Settings:
     uncovered: Literal["warn", "run_all", "fail"] = "warn"  # a changed file no entry matches (uncovered.py)
     uncovered_ignore: tuple[str, ...] = ()  # entries: changes that need no step (never warned about)
     dependency_sets: tuple[tuple[str, tuple[str, ...]], ...] = ()  # name -> entries, that steps name
+    entry_kind: PatternKind = "entry"  # how docs_only, rules and uncovered_ignore read a glob (`globs:`)
 
 
 @frozen

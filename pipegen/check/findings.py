@@ -31,6 +31,7 @@ CODES = {
     "no-dependencies": "a step has no dependencies: no change ever selects it",
     "import-not-covered": "a test imports a repository file no entry of its step covers",
     "derived-drift": "a hand-written dependency list differs from what the step's derive: computes",
+    "glob-dialect": "a glob git's pathspec would read more widely than pipegen does",
     "no-queue": "no hardware provides what a step asks for",
     "mirror-drift": "an AMD twin declared in two places differs",
     "upload-limit": "the worst-case pipeline exceeds one upload",

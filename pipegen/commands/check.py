@@ -80,9 +80,13 @@ def check_repository(root: str, config: str | None, *, tracked_files: str | None
     )
     report = check(decl, inputs, orphans=orphans, strict_mode=strict_mode)
     scans.save()
+    from pipegen.check.findings import strict
+    from pipegen.check.glob_dialect import glob_dialect_findings
+
+    extra = glob_dialect_findings(decl, inputs.tracked)
     if not tracked_files and any(("use", "check") in step.derive for step in decl.steps):
-        report = replace(report, findings=(*report.findings, *_drift(decl, environ)))
-    return report
+        extra += _drift(decl, environ)
+    return replace(report, findings=(*report.findings, *(strict(extra) if strict_mode else extra))) if extra else report
 
 
 def _drift(decl: Declarations, environ: Mapping[str, str]) -> list[Finding]:

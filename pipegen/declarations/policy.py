@@ -24,17 +24,21 @@ POLICY_FIELDS: dict[str, Checker] = {
     "uncovered": choice("warn", "run_all", "fail"),
     "uncovered_ignore": entry_list,
     "dependency_sets": dependency_sets,
+    "globs": choice("gitignore", "pathspec"),
 }
 
 
 def policy_settings(fields: dict[str, Any]) -> dict[str, Any]:
     """Settings' keyword arguments from the checked config fields."""
-    return {name: fields[name] for name in POLICY_FIELDS if name in fields}
+    out = {name: fields[name] for name in POLICY_FIELDS if name in fields and name != "globs"}
+    if fields.get("globs") == "pathspec":  # git's reading: `src/*.rs` matches src/a/b.rs too
+        out.update(entry_kind="pathspec", run_all_kind="pathspec")
+    return out
 
 
 def with_sets(steps: list[Step], settings: Settings) -> list[Step]:
-    """Each step's named sets added to its entries (after its own); a name no set has is an error at the step,
-    every such step's at once."""
+    """Each step's named sets added to its entries (after its own), read in the config's glob dialect; a name
+    no set has is an error at the step, every such step's at once."""
     sets = dict(settings.dependency_sets)
     out, errors = [], []
     for step in steps:
@@ -44,6 +48,8 @@ def with_sets(steps: list[Step], settings: Settings) -> list[Step]:
                                            "does not define", step.location, suggest(unknown[0], sets, "sets")))
             continue
         added = [entry for name in step.dependency_sets for entry in sets[name] if entry not in step.dependencies]
+        if settings.entry_kind == "pathspec":
+            step = replace(step, dependency_kind="pathspec")
         out.append(replace(step, dependencies=(*step.dependencies, *dict.fromkeys(added))) if added else step)
     raise_all(errors)
     return out

@@ -55,7 +55,7 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
     added = _added(decl, options.added)
     skip_reason = ""
     uncovered: tuple[str, ...] = ()
-    if not (options.docs_only_disable or run_all_reason or only is not None) and _docs_only(settings.docs_only, files):
+    if not (options.docs_only_disable or run_all_reason or only is not None) and _docs_only(settings, files):
         skip_reason = f"docs-only change: all {len(changed)} changed file(s) match {', '.join(settings.docs_only)}"
 
     if skip_reason:
@@ -64,7 +64,7 @@ def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Seq
         index = step_index(decl.steps)
         matched = index.matches(files)
         # Which file fires each rule does not depend on the step: match once.
-        rule_hits = [(rule, first_match(rule.changed, files)) for rule in settings.rules]
+        rule_hits = [(rule, first_match(rule.changed, files, settings.entry_kind)) for rule in settings.rules]
         if not run_all_reason and changes.trusted:
             uncovered = uncovered_files(settings, index, files, [item.entry for item in read], via)
             if uncovered and settings.uncovered == "run_all":
@@ -238,9 +238,10 @@ def _input_hits(inputs: Sequence[Input], files: Sequence[str], warnings: list[st
     return hits
 
 
-def _docs_only(entries: Sequence[str], files: list[str]) -> bool:
+def _docs_only(settings: Settings, files: list[str]) -> bool:
     """Every file matches an entry and no '!' exclusion (`!docs/conf.py`: a change to it is not docs-only)."""
-    return bool(entries) and bool(files) and all(first_match(entries, (f,)) for f in files)
+    entries, kind = settings.docs_only, settings.entry_kind
+    return bool(entries) and bool(files) and all(first_match(entries, (f,), kind) for f in files)
 
 
 def always_run_pattern(step: Step, settings: Settings) -> str | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from pipegen.declarations.patterns import glob_regex as _glob_regex
-from pipegen.declarations.patterns import is_glob
+from pipegen.declarations.patterns import is_glob, pathspec_regex
 from pipegen.declarations.patterns import regex as _regex
 from pipegen.model import DependencyKind, PatternKind, Step
 
@@ -30,6 +30,8 @@ def entry_matches(entry: str, path: str, kind: PatternKind = "entry") -> bool:
         return path.startswith(entry)
     if kind == "regex":
         return _regex(entry).match(path) is not None
+    if kind == "pathspec" and is_glob(entry):
+        return pathspec_regex(entry).match(path) is not None
     if is_glob(entry):
         return bool(_glob_regex(entry).match(path))
     base = entry.rstrip("/")
@@ -83,6 +85,7 @@ class StepIndex:
         self._plain: dict[str, int] = {}  # normalised entry -> slot ("entry" kind)
         self._raw: dict[str, int] = {}  # raw prefix -> slot
         self._globs: dict[str, int] = {}
+        self._pathspecs: dict[str, int] = {}  # globs read as git's pathspec (`globs: pathspec`)
         self._slot_entries: list[str] = []
         # per step: (include slots with their entry text, exclusion entries, kind)
         self._wiring: list[tuple[list[tuple[int, str]], list[str], DependencyKind]] = []
@@ -93,9 +96,11 @@ class StepIndex:
         self._raw_lengths = sorted({len(e) for e in self._raw})
 
     def _slot(self, entry: str, kind: DependencyKind) -> int:
-        if kind == "entry" and is_glob(entry):
+        if kind == "pathspec" and is_glob(entry):
+            table, key = self._pathspecs, entry
+        elif kind in ("entry", "pathspec") and is_glob(entry):
             table, key = self._globs, entry
-        elif kind == "entry":
+        elif kind in ("entry", "pathspec"):
             table, key = self._plain, entry.rstrip("/")
             if not key:
                 return -1  # vLLM: an empty entry matches nothing
@@ -125,6 +130,9 @@ class StepIndex:
         for entry, slot in self._globs.items():
             regex = _glob_regex(entry)
             hits[slot] = [i for i, path in enumerate(files) if regex.match(path)]
+        for entry, slot in self._pathspecs.items():
+            spec = pathspec_regex(entry)
+            hits[slot] = [i for i, path in enumerate(files) if spec.match(path)]
         return hits
 
     def slots(self, files: Sequence[str]) -> list[tuple[int, ...]]:

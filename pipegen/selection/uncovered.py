@@ -35,7 +35,7 @@ def uncovered_files(settings: Settings, index: StepIndex, files: Sequence[str], 
     lists = [rule.changed for rule in settings.rules] + [(*settings.uncovered_ignore, *settings.docs_only)]
     accounted = [*inputs]
     return tuple(f for f in candidates if not any(f == a or f.startswith(a + "/") for a in accounted)
-                 and not any(entries and first_match(entries, (f,)) for entries in lists))
+                 and not any(entries and first_match(entries, (f,), settings.entry_kind) for entries in lists))
 
 
 def describe(files: Sequence[str]) -> str:

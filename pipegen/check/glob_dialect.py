@@ -1,0 +1,53 @@
+"""glob-dialect: an entry git would read more widely. Pure.
+
+In git's pathspecs (and so in `git ls-files 'src/*.rs'`, CODEOWNERS-like tools built on them, many CI
+path filters) `*` crosses "/": `src/*.rs` matches `src/a/b.rs`. Read as pipegen reads globs (gitignore's
+rules: `*` stays in one folder) the same entry silently matches less. A project that writes globs git's
+way sets `globs: pathspec`; otherwise each entry that git would read more widely is a warning here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from pipegen.check.file_index import FileIndex
+from pipegen.check.findings import Finding
+from pipegen.declarations.patterns import is_glob
+from pipegen.model import Declarations, Location
+
+SHOWN = 2  # example files in a message
+
+
+def glob_dialect_findings(decl: Declarations, tracked: Sequence[str]) -> list[Finding]:
+    if decl.settings.entry_kind == "pathspec" or decl.layout != "pipegen":
+        return []  # read git's way already; vLLM's files keep vLLM's reading
+    index = FileIndex(tracked)
+    settings = decl.settings
+    config = Location(decl.files[0]) if decl.files else Location("(config)")
+    lists: list[tuple[str, Iterable[str], Location]] = [
+        ("run_all", settings.run_all, config), ("docs_only", settings.docs_only, config)]
+    lists += [(f"step '{step.key}'", step.dependencies, step.location) for step in decl.steps
+              if step.dependency_kind == "entry"]
+    out: list[Finding] = []
+    seen: set[tuple[str, str]] = set()
+    for owner, entries, where in lists:
+        for entry in entries:
+            body = entry.lstrip("!")
+            if not is_glob(body) or "*" not in body and "?" not in body or (owner, body) in seen:
+                continue
+            seen.add((owner, body))
+            wider = index.matches(body, "pathspec") & ~index.matches(body, "entry")
+            if wider:
+                out.append(_finding(owner, entry, index.files(wider), where))
+    return out
+
+
+def _finding(owner: str, entry: str, more: list[str], where: Location) -> Finding:
+    examples = ", ".join(more[:SHOWN]) + (f" and {len(more) - SHOWN} more" if len(more) > SHOWN else "")
+    return Finding("glob-dialect", "warning", where,
+                   f"{owner}: git reads '{entry}' as matching {len(more)} more tracked file(s) than pipegen does "
+                   f"({examples}): in git's pathspecs '*' crosses '/', in pipegen's globs it does not",
+                   "write '**/' where folders may come between (src/**/*.rs), or set 'globs: pathspec' in the "
+                   "config to read every glob git's way", owner.split("'")[1] if owner.startswith("step") else "",
+                   tuple(more))
+

@@ -1,0 +1,85 @@
+"""The glob dialect a project already uses (`globs: pathspec`): in git's pathspecs `*` crosses "/", so
+`src/*.rs` matches src/a/b.rs; read pipegen's way (gitignore's rules) it silently matches less, which
+`check` says (glob-dialect) unless the config reads every glob git's way."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import git_repo, invoke
+
+STEPS = """\
+steps:
+  - label: Rust
+    key: rust
+    commands: [cargo test]
+    source_file_dependencies: ["src/*.rs", "!src/*.gen.rs"]
+  - label: Docs
+    key: docs
+    commands: [mkdocs build]
+    source_file_dependencies: [site/]
+"""
+FILES = {"src/lib.rs": "", "src/a/b.rs": "", "src/a/x.gen.rs": "", "docs/a/b.md": "", "ci/x/run.sh": "",
+         "site/index.md": ""}
+
+
+def repo(tmp_path: Path, config: str = "") -> Path:
+    return git_repo(tmp_path / "repo", {
+        ".buildkite/pipegen.yaml": "steps: [.buildkite/steps]\nrun_all: ['ci/*.sh']\ndocs_only: ['docs/*.md']\n"
+                                   + config,
+        ".buildkite/steps/s.yaml": STEPS, **FILES})
+
+
+def decide(root: Path, path: str) -> dict:
+    result = invoke(root, "select", "--format", "json", files=path + "\n")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def runs(data: dict) -> set[str]:
+    return {s["key"] for s in data["steps"] if s["action"] == "run"}
+
+
+@pytest.mark.parametrize(("path", "gitignore", "pathspec"), [
+    ("src/lib.rs", {"rust"}, {"rust"}),
+    ("src/a/b.rs", set(), {"rust"}),  # `*` crosses '/' in git's reading
+    ("src/a/x.gen.rs", set(), set()),  # and so does the exclusion's
+])
+def test_a_step_entry_reads_as_the_config_says(tmp_path, path, gitignore, pathspec):
+    assert runs(decide(repo(tmp_path / "g"), path)) == gitignore
+    assert runs(decide(repo(tmp_path / "p", "globs: pathspec\n"), path)) == pathspec
+
+
+def test_run_all_and_docs_only_read_git_s_way_too(tmp_path):
+    root = repo(tmp_path, "globs: pathspec\n")
+    assert decide(root, "ci/x/run.sh")["run_all"]
+    assert decide(root, "docs/a/b.md")["skip_all"]
+    plain = repo(tmp_path / "plain")
+    assert not decide(plain, "ci/x/run.sh")["run_all"] and not decide(plain, "docs/a/b.md")["skip_all"]
+
+
+def test_check_warns_on_each_entry_git_reads_more_widely_as_a_subprocess(tmp_path):
+    root = repo(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "pipegen", "check", "--format", "json"], cwd=root,
+                          capture_output=True, text=True, env={**os.environ, "PIPEGEN_CACHE_DIR": ""})
+    found = [f for f in json.loads(done.stdout)["findings"] if f["code"] == "glob-dialect"]
+    messages = sorted(f["message"] for f in found)
+    assert len(found) == 4, messages  # run_all, docs_only, the step's include and its exclusion
+    rust = next(f for f in found if "'src/*.rs'" in f["message"])
+    assert rust["severity"] == "warning" and rust["step"] == "rust" and rust["files"] == ["src/a/b.rs",
+                                                                                         "src/a/x.gen.rs"]
+    assert "src/**/*.rs" in rust["fix"] and "globs: pathspec" in rust["fix"]
+    clean = repo(tmp_path / "p", "globs: pathspec\n")
+    result = invoke(clean, "check", "--format", "json")
+    assert "glob-dialect" not in result.stdout
+
+
+def test_an_unknown_dialect_is_one_message(tmp_path):
+    result = invoke(repo(tmp_path, "globs: fnmatch\n"), "select")
+    assert result.exit_code == 2 and "gitignore, pathspec" in result.stderr
