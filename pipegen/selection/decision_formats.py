@@ -25,6 +25,7 @@ def selection_json(sel: Selection) -> dict[str, Any]:
         "skip_all": sel.skip_all,
         "skip_reason": sel.skip_reason,
         "warnings": list(sel.warnings),
+        "uncovered": list(sel.uncovered),
         "steps": [
             {
                 "key": d.step.key,

@@ -122,3 +122,19 @@ def test_asking_for_everything_or_an_untrusted_diff_runs_the_exempt_step_too(tmp
     _, data = select(root, {"BUILDKITE_GIT_DIFF_BASE": "nope"})
     assert "cannot be trusted" in data["run_all_reason"]
     assert actions(data)["console"] == "run"
+
+
+def test_the_vllm_preset_keeps_the_generators_decisions_and_warns(tmp_path):
+    from tests.helpers import write_files
+
+    steps = ("group: G\nsteps:\n  - label: Unit\n    key: unit\n    device: h100\n    commands: [pytest tests/unit]\n"
+             "    source_file_dependencies: [vllm/core/]\n")
+    write_files(tmp_path, {".buildkite/ci_config.yaml": "name: x\njob_dirs: [.buildkite/areas]\n",
+                           ".buildkite/areas/a.yaml": steps})
+    result = invoke(tmp_path, "select", "--format", "json", files="newdir/new_module.py\nvllm/core/a.py\n")
+    data = json.loads(result.stdout)
+    assert actions(data) == {"unit": "run"} and not data["run_all"]
+    assert data["uncovered"] == ["newdir/new_module.py"]
+    assert any("newdir/new_module.py" in w for w in data["warnings"]) and "newdir/new_module.py" in result.stderr
+    alone = json.loads(invoke(tmp_path, "select", "--format", "json", files="newdir/new_module.py\n").stdout)
+    assert actions(alone) == {"unit": "block"}  # as vLLM's generator decides: nothing runs for it
