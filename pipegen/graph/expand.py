@@ -14,12 +14,15 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipegen.cache import cache_dir
 from pipegen.errors import DeclarationError
 from pipegen.graph.derived import Link, python_closure, python_starts
 from pipegen.model import Declarations, Step
+
+if TYPE_CHECKING:
+    from pipegen.graph.scan_cache import ScanCache
 
 VERSION = 1
 KEEP = 64  # closures kept: one per (roots, tree) pair
@@ -33,7 +36,7 @@ class Tree:
 
         self.root = root
         self.blobs, self.dirty = index_blobs(root, environ)
-        self._scans: Any = None
+        self._scans: ScanCache | None = None
 
     def read(self, path: str) -> str | None:
         if path not in self.blobs:

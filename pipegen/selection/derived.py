@@ -9,16 +9,12 @@ from pipegen.model import Step
 
 
 @functools.cache
-def _links(step: Step) -> dict[str, tuple[str, str, str]]:
-    return {link[0]: link for link in step.derivation}
-
-
 def derived_entries(step: Step) -> dict[str, tuple[str, str, str]]:
     """The step's derived entries, each with the link that reached it."""
-    return _links(step)
+    return {link[0]: link for link in step.derivation}
 
 
 def derived_text(step: Step, path: str, entry: str) -> str:
     """`vllm/a.py <- imported by tests/t.py (derive root tests/)`; a file in a derived crate names the crate."""
     inside = "" if path == entry else f"{path} is in "
-    return f"{inside}{chain(entry, _links(step))}"
+    return f"{inside}{chain(entry, derived_entries(step))}"
