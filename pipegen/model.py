@@ -195,6 +195,7 @@ class Settings:
     uncovered_ignore: tuple[str, ...] = ()  # entries: changes that need no step (never warned about)
     dependency_sets: tuple[tuple[str, tuple[str, ...]], ...] = ()  # name -> entries, that steps name
     entry_kind: PatternKind = "entry"  # how docs_only, rules and uncovered_ignore read a glob (`globs:`)
+    globs: str = ""  # the config's `globs:` as written ("": not chosen, so check warns where git reads wider)
 
 
 @frozen

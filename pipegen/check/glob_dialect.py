@@ -3,7 +3,8 @@
 In git's pathspecs (and so in `git ls-files 'src/*.rs'`, CODEOWNERS-like tools built on them, many CI
 path filters) `*` crosses "/": `src/*.rs` matches `src/a/b.rs`. Read as pipegen reads globs (gitignore's
 rules: `*` stays in one folder) the same entry silently matches less. A project that writes globs git's
-way sets `globs: pathspec`; otherwise each entry that git would read more widely is a warning here.
+way sets `globs: pathspec`, one that means pipegen's reading says `globs: gitignore`; a config that
+chooses neither gets a warning here for each glob git would read more widely.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ SHOWN = 2  # example files in a message
 
 
 def glob_dialect_findings(decl: Declarations, tracked: Sequence[str]) -> list[Finding]:
-    if decl.settings.entry_kind == "pathspec" or decl.layout != "pipegen":
-        return []  # read git's way already; vLLM's files keep vLLM's reading
+    if decl.settings.globs or decl.layout != "pipegen":
+        return []  # a dialect chosen in the config (either way); vLLM's files keep vLLM's reading
     index = FileIndex(tracked)
     settings = decl.settings
     config = Location(decl.files[0]) if decl.files else Location("(config)")
@@ -29,13 +30,13 @@ def glob_dialect_findings(decl: Declarations, tracked: Sequence[str]) -> list[Fi
     lists += [(f"step '{step.key}'", step.dependencies, step.location) for step in decl.steps
               if step.dependency_kind == "entry"]
     out: list[Finding] = []
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[Location, str]] = set()  # a declaration fanned out to several steps: said once
     for owner, entries, where in lists:
         for entry in entries:
             body = entry.lstrip("!")
-            if not is_glob(body) or "*" not in body and "?" not in body or (owner, body) in seen:
+            if not is_glob(body) or "*" not in body and "?" not in body or (where, body) in seen:
                 continue
-            seen.add((owner, body))
+            seen.add((where, body))
             wider = index.matches(body, "pathspec") & ~index.matches(body, "entry")
             if wider:
                 out.append(_finding(owner, entry, index.files(wider), where))
@@ -47,7 +48,7 @@ def _finding(owner: str, entry: str, more: list[str], where: Location) -> Findin
     return Finding("glob-dialect", "warning", where,
                    f"{owner}: git reads '{entry}' as matching {len(more)} more tracked file(s) than pipegen does "
                    f"({examples}): in git's pathspecs '*' crosses '/', in pipegen's globs it does not",
-                   "write '**/' where folders may come between (src/**/*.rs), or set 'globs: pathspec' in the "
-                   "config to read every glob git's way", owner.split("'")[1] if owner.startswith("step") else "",
-                   tuple(more))
+                   "write '**/' where folders may come between (src/**/*.rs); or set 'globs: pathspec' in the "
+                   "config to read every glob git's way, or 'globs: gitignore' to keep pipegen's",
+                   owner.split("'")[1] if owner.startswith("step") else "", tuple(more))
 

@@ -30,7 +30,7 @@ POLICY_FIELDS: dict[str, Checker] = {
 
 def policy_settings(fields: dict[str, Any]) -> dict[str, Any]:
     """Settings' keyword arguments from the checked config fields."""
-    out = {name: fields[name] for name in POLICY_FIELDS if name in fields and name != "globs"}
+    out = {name: fields[name] for name in POLICY_FIELDS if name in fields}
     if fields.get("globs") == "pathspec":  # git's reading: `src/*.rs` matches src/a/b.rs too
         out.update(entry_kind="pathspec", run_all_kind="pathspec")
     return out

@@ -74,10 +74,10 @@ def test_check_warns_on_each_entry_git_reads_more_widely_as_a_subprocess(tmp_pat
     rust = next(f for f in found if "'src/*.rs'" in f["message"])
     assert rust["severity"] == "warning" and rust["step"] == "rust" and rust["files"] == ["src/a/b.rs",
                                                                                          "src/a/x.gen.rs"]
-    assert "src/**/*.rs" in rust["fix"] and "globs: pathspec" in rust["fix"]
-    clean = repo(tmp_path / "p", "globs: pathspec\n")
-    result = invoke(clean, "check", "--format", "json")
-    assert "glob-dialect" not in result.stdout
+    assert "src/**/*.rs" in rust["fix"] and "globs: pathspec" in rust["fix"] and "globs: gitignore" in rust["fix"]
+    for chosen in ("pathspec", "gitignore"):  # a dialect chosen either way: nothing to warn about
+        result = invoke(repo(tmp_path / chosen, f"globs: {chosen}\n"), "check", "--format", "json")
+        assert "glob-dialect" not in result.stdout
 
 
 def test_an_unknown_dialect_is_one_message(tmp_path):
