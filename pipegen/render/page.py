@@ -51,6 +51,9 @@ class Page:
     limit; renamed: (declared, rendered) keys.
     """
 
+    __slots__ = ("entries", "rows", "selection", "unselected", "jobs", "limit", "over_limit", "renamed", "notes",
+                 "pipeline")
+
     def __init__(self, entries: list[Entry], rows: list[Row], selection: Selection, unselected: str,
                  jobs: int = 0, limit: int = JOB_LIMIT, over_limit: list[str] | None = None,
                  renamed: list[tuple[str, str]] | None = None):
