@@ -183,3 +183,16 @@ def test_audit_replays_derived_entries_and_compares_with_the_same_derivation(roo
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert [c["run"] for c in data["commits"]] == [["app"], ["unit"]]
+
+
+def test_render_runs_a_derived_step_and_its_annotation_says_why(root, tmp_path):
+    commit_files(root, {".buildkite/pipegen.yaml": "steps: [.buildkite/steps]\nhardware: {default: cpu, families: "
+                        "{cpu: {vendor: cpu, queue: q, template: plain}}, templates: {plain: {kind: plain}}}\n"})
+    annotation = tmp_path / "why.md"
+    result = invoke(root, "render", "--annotation", str(annotation), files="pkg/lazy.py\n")
+    assert result.exit_code == 0, result.output
+    assert "pytest tests/unit" in result.stdout
+    row = next(line for line in annotation.read_text().splitlines() if "(`unit`)" in line)
+    assert "| run |" in row and "pkg/lazy.py <- imported by pkg/sub/b.py" in row
+    app = next(line for line in annotation.read_text().splitlines() if "(`app`)" in line)
+    assert "| run |" not in app
