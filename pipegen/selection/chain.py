@@ -47,9 +47,13 @@ class SelectArgs:
 def load_declarations(args: SelectArgs, environ: Mapping[str, str]) -> Declarations:
     """The declarations, each step's derived entries computed from the tree as it is (graph/expand.py)."""
     from pipegen.dialects.load import load
+
+    decl = load(args.root, args.config, environ)
+    if not any(step.derive for step in decl.steps):
+        return decl  # nothing to derive: render's path imports nothing of graph/ (hashlib, json)
     from pipegen.graph.expand import expand
 
-    return expand(load(args.root, args.config, environ), environ)
+    return expand(decl, environ)
 
 
 def options_from(args: SelectArgs, decl: Declarations, environ: Mapping[str, str]) -> Options:
