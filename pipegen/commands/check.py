@@ -61,14 +61,15 @@ def check_repository(root: str, config: str | None, *, tracked_files: str | None
     from pipegen.hardware.placement import place
 
     decl, docs = load_documents(root, config, environ)
-    if not tracked_files:  # derived entries need the tree itself (graph/expand.py)
+    scans = _scans(root, tracked_files, environ)
+    listed = sorted(scans.tracked) if tracked_files else None  # derived from the files on disk (expand.py)
+    if any(step.derive for step in decl.steps):
         from pipegen.graph.expand import expand
 
-        decl = expand(decl, environ)
+        decl = expand(decl, environ, listed)
     amd_path = amd_file or _twin_file(root, decl)
     amd = load(root, amd_path, environ) if amd_path else None
     inventory = load_inventory(decl)
-    scans = _scans(root, tracked_files, environ)
     inputs = Inputs(
         tracked=sorted(scans.tracked),
         imports=scans.specs,
@@ -84,17 +85,17 @@ def check_repository(root: str, config: str | None, *, tracked_files: str | None
     from pipegen.check.glob_dialect import glob_dialect_findings
 
     extra = glob_dialect_findings(decl, inputs.tracked)
-    if not tracked_files and any(("use", "check") in step.derive for step in decl.steps):
-        extra += _drift(decl, environ)
+    if any(("use", "check") in step.derive for step in decl.steps):
+        extra += _drift(decl, environ, listed)
     return replace(report, findings=(*report.findings, *(strict(extra) if strict_mode else extra))) if extra else report
 
 
-def _drift(decl: Declarations, environ: Mapping[str, str]) -> list[Finding]:
+def _drift(decl: Declarations, environ: Mapping[str, str], listed: list[str] | None) -> list[Finding]:
     """derived-drift for each step whose derive: checks its hand-written list (check/drift.py)."""
     from pipegen.check.drift import drift_findings
     from pipegen.graph.expand import Store, Tree, derive_links
 
-    tree, store = Tree(decl.root, environ), Store()
+    tree, store = Tree(decl.root, environ, listed), Store()
     out = [f for step in decl.steps if ("use", "check") in step.derive
            for f in drift_findings(step, derive_links(step, tree, store))]
     store.save()

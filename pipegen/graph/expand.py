@@ -31,11 +31,16 @@ KEEP = 64  # closures kept: one per (roots, tree) pair
 class Tree:
     """The tracked files of the repository at `root`, their blobs, and what reading them costs."""
 
-    def __init__(self, root: str, environ: Mapping[str, str]):
-        from pipegen.git import index_blobs
-
+    def __init__(self, root: str, environ: Mapping[str, str], listed: Sequence[str] | None = None):
+        """`listed`: the tracked files as `check --tracked-files` gives them, read from disk (no blobs: each
+        counts as edited, so its content, not a blob name, keys the cache); else git's index."""
         self.root = root
-        self.blobs, self.dirty = index_blobs(root, environ)
+        if listed is None:
+            from pipegen.git import index_blobs
+
+            self.blobs, self.dirty = index_blobs(root, environ)
+        else:
+            self.blobs, self.dirty = dict.fromkeys(listed, ""), set(listed)
         self._scans: ScanCache | None = None
 
     def read(self, path: str) -> str | None:
@@ -75,12 +80,12 @@ class Tree:
             self._scans.save()
 
 
-def expand(decl: Declarations, environ: Mapping[str, str]) -> Declarations:
+def expand(decl: Declarations, environ: Mapping[str, str], listed: Sequence[str] | None = None) -> Declarations:
     """The declarations with every `derive:` (use: select) step's derived entries added to its dependencies,
     each with the link that reached it; `decl` itself when no step derives."""
     if not any(step.derive for step in decl.steps):
         return decl
-    tree = Tree(decl.root, environ)
+    tree = Tree(decl.root, environ, listed)
     store = Store()
     steps = []
     for step in decl.steps:

@@ -196,3 +196,17 @@ def test_render_runs_a_derived_step_and_its_annotation_says_why(root, tmp_path):
     assert "| run |" in row and "pkg/lazy.py <- imported by pkg/sub/b.py" in row
     app = next(line for line in annotation.read_text().splitlines() if "(`app`)" in line)
     assert "| run |" not in app
+
+
+def test_check_with_tracked_files_derives_from_the_files_on_disk(root, tmp_path):
+    """`check --tracked-files` (a configuration checked without its repository's git): derived entries are read
+    from the listed files, so a deriving step is neither without dependencies nor drifting by mistake."""
+    commit_files(root, {".buildkite/steps/t.yaml": STEPS + FROZEN.replace(" crates/util/,", "")})
+    listed = tmp_path / "tracked.txt"
+    listed.write_text(git(root, "ls-files"))
+    result = invoke(root, "check", "--tracked-files", str(listed), "--format", "json")
+    findings = json.loads(result.stdout)["findings"]
+    codes = {f["code"] for f in findings}
+    assert "no-dependencies" not in codes, codes
+    drift = [f for f in findings if f["code"] == "derived-drift"]
+    assert len(drift) == 1 and "a change to crates/util/ would not run step 'frozen'" in drift[0]["message"]
