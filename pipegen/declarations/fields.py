@@ -229,14 +229,15 @@ def check_fields(
     what: str,
     *,
     ignored: dict[str, str] | None = None,
-    lenient: bool = False,
+    lenient: str = "",
     warnings: list[DeclarationWarning] | None = None,
 ) -> dict[str, Any]:
     """Validate `data` against `spec`.
 
-    Unknown fields are errors, unless `lenient` (vLLM files, whose generator
-    silently drops them): then they load with a warning. `ignored` maps
-    fields known to be dropped by vLLM to the field that was meant.
+    Unknown fields are errors, unless `lenient` names the program that reads
+    the file and silently drops them (a dialect's: "vLLM's generator"): then
+    they load with a warning naming it. `ignored` maps fields known to be
+    dropped to the field that was meant.
     """
     out: dict[str, Any] = {}
     for name, value in data.items():
@@ -248,7 +249,7 @@ def check_fields(
             meant = (ignored or {}).get(name)
             if lenient and warnings is not None:
                 fix = f"use '{meant}'" if meant else suggest(name, spec)
-                message = f"{what} field '{name}' is ignored by vLLM's generator"
+                message = f"{what} field '{name}' is ignored by {lenient}"
                 warnings.append(DeclarationWarning(where, "ignored-field", message, fix))
                 continue
             raise _fail(where, f"unknown {what} field '{name}'", suggest(name, spec))

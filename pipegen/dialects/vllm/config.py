@@ -12,7 +12,7 @@ from pipegen.declarations.discover import steps_files
 from pipegen.declarations.fields import Checker, anything, check_fields, regex_list, string, string_list
 from pipegen.declarations.yaml_values import LocDict, LocList
 from pipegen.dialects.interface import Source
-from pipegen.dialects.vllm.presets import vllm_settings
+from pipegen.dialects.vllm.presets import GENERATOR, vllm_settings
 from pipegen.dialects.vllm.steps import load_steps_file
 from pipegen.model import Declarations, DeclarationWarning
 
@@ -37,7 +37,7 @@ def claims(top: LocDict) -> bool:
 def load(source: Source) -> Declarations:
     root, top = source.root, source.top
     warnings: list[DeclarationWarning] = []
-    fields = check_fields(top, CONFIG_FIELDS, "ci_config", lenient=True, warnings=warnings)
+    fields = check_fields(top, CONFIG_FIELDS, "ci_config", lenient=GENERATOR, warnings=warnings)
     settings = vllm_settings(
         run_all=fields.get("run_all_patterns", ()),
         run_all_exclude=fields.get("run_all_exclude_patterns", ()),

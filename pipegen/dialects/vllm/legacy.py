@@ -22,7 +22,7 @@ from pipegen.declarations.fields import (
 from pipegen.declarations.steps_file import STEP_FIELDS, derive_key
 from pipegen.declarations.yaml_values import LocDict, LocList
 from pipegen.dialects.interface import Source
-from pipegen.dialects.vllm.presets import LEGACY_MIRROR_TAG_DEFAULT, LEGACY_MIRROR_TAG_ENV, legacy_settings
+from pipegen.dialects.vllm.presets import GENERATOR, LEGACY_MIRROR_TAG_DEFAULT, LEGACY_MIRROR_TAG_ENV, legacy_settings
 from pipegen.dialects.vllm.steps import VLLM_IGNORED
 from pipegen.errors import DeclarationError
 from pipegen.model import Declarations, DeclarationWarning, Reason, Step
@@ -72,7 +72,7 @@ def load(source: Source) -> Declarations:
     for index, raw in enumerate(raw_steps):
         where = raw_steps.loc(index)
         item = require_mapping(raw, where, "a step")
-        fields = check_fields(item, LEGACY_FIELDS, "step", ignored=VLLM_IGNORED, lenient=True, warnings=warnings)
+        fields = check_fields(item, LEGACY_FIELDS, "step", ignored=VLLM_IGNORED, lenient=GENERATOR, warnings=warnings)
         if "label" not in fields:
             raise DeclarationError("step has no 'label'", item.loc(), "add 'label: ...'")
         pool = fields.get("agent_pool")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pipegen.model import LabelRule, Rule, Settings
 
+GENERATOR = "vLLM's generator"  # reads vLLM's files: what it drops loads with a warning that names it
 AMD_GPU_DEVICES = ("mi250_?", "mi300_?", "mi325_?", "mi355_?")
 AMD_IMAGE_BUILD = "image-build-amd"
 VLLM_UNGROUPED = "ungrouped"  # ci-infra step.group_steps: the group of a step that has none

@@ -24,7 +24,7 @@ from pipegen.declarations.steps_file import (
     steps_list,
 )
 from pipegen.declarations.yaml_values import LocDict
-from pipegen.dialects.vllm.presets import AMD_GPU_DEVICES, AMD_IMAGE_BUILD, VLLM_MOUNT_AGENT, VLLM_UNGROUPED
+from pipegen.dialects.vllm.presets import AMD_GPU_DEVICES, AMD_IMAGE_BUILD, GENERATOR, VLLM_MOUNT_AGENT, VLLM_UNGROUPED
 from pipegen.errors import DeclarationError
 from pipegen.model import DeclarationWarning, Location, Step
 
@@ -37,14 +37,14 @@ FILE_FIELDS: dict[str, Checker] = {"group": string, "depends_on": string_list, "
 def load_steps_file(data: Any, relpath: str, warnings: list[DeclarationWarning],
                     default_working_dir: str | None) -> list[Step]:
     top, steps = steps_list(data, relpath)
-    head = check_fields(top, FILE_FIELDS, "steps-file", lenient=True, warnings=warnings)
+    head = check_fields(top, FILE_FIELDS, "steps-file", lenient=GENERATOR, warnings=warnings)
     group: str = head.get("group", "").strip()
     file_depends: tuple[str, ...] = head.get("depends_on", ())
 
     def read(raw: Any, where: Location, index: int) -> list[Step]:
         bk.command_step_only(raw, where)
         item = require_mapping(raw, where, "a step")
-        fields = check_fields(item, STEP_FIELDS, "step", ignored=VLLM_IGNORED, lenient=True, warnings=warnings)
+        fields = check_fields(item, STEP_FIELDS, "step", ignored=VLLM_IGNORED, lenient=GENERATOR, warnings=warnings)
         if "label" not in fields:
             raise DeclarationError("step has no 'label'", item.loc(), "add 'label: <what this step tests>'")
         deps = list(fields.get("source_file_dependencies", ()))
@@ -91,12 +91,12 @@ def _mirrors(mirror: Any, item: LocDict, key: str, common: dict[str, Any],
     for name in mirror:
         if name != "amd":
             warnings.append(DeclarationWarning(mirror.loc(name), "ignored-field",
-                                               f"mirror '{name}' is ignored by vLLM's generator",
+                                               f"mirror '{name}' is ignored by {GENERATOR}",
                                                "only 'mirror.amd' creates a step"))
     if "amd" not in mirror:
         return []
     amd = require_mapping(mirror["amd"], item.loc("mirror"), "mirror.amd")
-    fields = check_fields(amd, MIRROR_FIELDS, "mirror.amd", lenient=True, warnings=warnings)
+    fields = check_fields(amd, MIRROR_FIELDS, "mirror.amd", lenient=GENERATOR, warnings=warnings)
     # A mirror's block names the declared step, not the device ("Run AMD: X").
     block_label = None if fields.get("label") else f"Run AMD: {common['label']}"
     return [mirror_step(fields, amd, key, common, _amd_depends(fields.get("depends_on", ())), block_label)]
