@@ -178,7 +178,7 @@ class Settings:
     hardware_inline: Any = None
     # Keys of steps uploaded elsewhere (the bootstrap step, an earlier image build): depends_on may name them.
     external_steps: tuple[str, ...] = ()
-    hardware_preset: str | None = None  # the inventory (pipegen/data) a dialect's repositories start from
+    hardware_preset: str | None = None  # the dialect whose dialects/NAME/hardware.yaml a repository's extends
     config_selects: bool = True  # a change to the config or the inventory file selects what they shape
     labels: tuple[LabelRule, ...] = ()  # pull-request labels that widen or narrow the selection
     # Branch filters (`main`, `release/*`): Buildkite builds of them (not PRs) run everything / as nightly.

@@ -40,7 +40,7 @@ from pipegen.hardware.template_fields import job_fields, plain, setup_commands
 from pipegen.hardware.types import DOCKER_PLUGIN, PLAIN, TEMPLATE_KINDS, VENDORS, Family, Inventory, Route, Template
 from pipegen.model import Declarations, Location
 
-PRESET_FILE = "vllm-hardware.yaml"  # in pipegen/data
+PRESET_FILE = "hardware.yaml"  # a dialect's inventory, in its folder (pipegen/dialects/NAME/)
 
 
 def load_inventory(decl: Declarations, build: Any = None) -> Inventory:
@@ -88,24 +88,25 @@ def load_inventory_file(path: str, display: str | None = None) -> Inventory:
 
 def vllm_inventory() -> Inventory:
     """vLLM's queue table (ci-infra constants.py / get_agent_queue), shipped as data."""
-    return preset_inventory(PRESET_FILE)
+    return preset_inventory("vllm")
 
 
 @functools.cache
 def preset_inventory(name: str) -> Inventory:
-    """A dialect's inventory, shipped as data (`vllm-hardware.yaml` is "preset:vllm")."""
+    """The inventory of the dialect `name`, shipped in its folder."""
     return parse_inventory(_preset_data(name), _preset_source(name))
 
 
 def _preset_source(name: str) -> str:
-    return f"preset:{name.removesuffix('.yaml').removesuffix('-hardware')}"
+    return f"preset:{name}"
 
 
 def _preset_data(name: str) -> Any:
     from pipegen.declarations.yamlio import load_file
 
-    # beside this file, like render.builtin_templates()
-    return load_file(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", name), name)
+    # in the package, like render.builtin_templates(): a path, not an import (hardware comes after dialects)
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "dialects", name, PRESET_FILE)
+    return load_file(path, f"{name}-{PRESET_FILE}")
 
 
 def _extended_preset(path: str, preset_name: str) -> Inventory:

@@ -102,10 +102,10 @@ def test_the_wheel_ships_templates_and_the_vllm_inventory(tmp_path):
     if proc.returncode != 0:
         pytest.skip(f"cannot build a wheel here: {proc.stderr.strip()[-300:]}")
     names = zipfile.ZipFile(next(tmp_path.glob("pipegen-*.whl"))).namelist()
-    shipped = {n for n in names if n.startswith(("pipegen/templates/", "pipegen/data/"))}
+    shipped = {n for n in names if n.startswith(("pipegen/templates/", "pipegen/dialects/"))}
     expected = {f"pipegen/templates/{p.name}" for p in (ROOT / "templates").glob("*.j2")}
     assert expected and expected <= shipped
-    assert "pipegen/data/vllm-hardware.yaml" in shipped
+    assert "pipegen/dialects/vllm/hardware.yaml" in shipped
     # Installed from the wheel (not editable), pipegen finds them there.
     site = tmp_path / "site"
     zipfile.ZipFile(next(tmp_path.glob("pipegen-*.whl"))).extractall(site)

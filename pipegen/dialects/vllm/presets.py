@@ -47,7 +47,7 @@ VLLM_SETTINGS = {
     "run_all_env": ("RUN_ALL", "TORCH_NIGHTLY"),
     "docker_workdir": (("/vllm-workspace", ""),),
     "interpolate": ("*",),  # vLLM's files are written in Buildkite's syntax (`$$VAR`): every `$` stays as written
-    "hardware_preset": "vllm-hardware.yaml",  # pipegen/data: ci-infra's queues, its gate and wrappers
+    "hardware_preset": "vllm",  # dialects/vllm/hardware.yaml: ci-infra's queues, its gate and wrappers
     "config_selects": False,  # vLLM's generator reruns nothing when ci_config.yaml changes
     # ci-infra global_config.py: this label runs everything, nightly included. Its other label,
     # ci-no-fail-fast, changes nothing the generator writes.
