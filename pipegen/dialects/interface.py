@@ -5,18 +5,20 @@ A dialect is a module (as pre-commit's languages are) with:
 - claims(top): whether a config file, parsed, is written in it;
 - load(source): the Declarations of that config and the files it names. Its key rules (the key of a
   step without one, `only_declared_keys`), its presets (Settings: selection rules, run-all patterns, the
-  page order, `hardware_preset`: the inventory its repositories start from, with its gate and command
+  `hardware_preset`: the inventory its repositories start from, with its gate and command
   wrappers among the build variants) and its warnings are applied there, so that everything after
-  loading reads only Declarations.
+  loading reads only Declarations;
+- page_order(steps): the order of the rendered pipeline's page (pipegen's own: as declared; vLLM's:
+  groups by name, steps by label).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from pipegen.declarations.yaml_values import LocDict
-from pipegen.model import Declarations
+from pipegen.model import Declarations, Step
 
 
 class Source(NamedTuple):
@@ -35,3 +37,5 @@ class Dialect(Protocol):
     def claims(self, top: LocDict) -> bool: ...
 
     def load(self, source: Source) -> Declarations: ...
+
+    def page_order(self, steps: Sequence[Step]) -> list[Step]: ...

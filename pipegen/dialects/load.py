@@ -22,6 +22,11 @@ from pipegen.model import Declarations, Location
 DIALECTS: tuple[Dialect, ...] = (vllm, legacy, own)  # in the order they are asked; pipegen's own claims any config
 
 
+def dialect(name: str) -> Dialect:
+    """The dialect that reads the layout `name` (Declarations.layout)."""
+    return next(d for d in DIALECTS if name == d.NAME)
+
+
 def load(root: str = ".", config: str | None = None, environ: Mapping[str, str] | None = None) -> Declarations:
     """Read the declarations of the repository at `root` (`environ`: $PIPEGEN_CONFIG, the legacy mirror tag)."""
     return load_documents(root, config, environ)[0]

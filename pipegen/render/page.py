@@ -13,6 +13,7 @@ from typing import Any
 from pipegen.buildkite.keys import BLOCK_PREFIX, key_map, unique_key, valid_key
 from pipegen.buildkite.limits import JOB_LIMIT, command_jobs
 from pipegen.buildkite.upload_escape import Dollars, deliverable
+from pipegen.dialects.load import dialect
 from pipegen.errors import OutputError, UsageError
 from pipegen.hardware.build_context import BuildContext
 from pipegen.hardware.types import Job
@@ -22,7 +23,6 @@ from pipegen.render.buildkite_steps import BlockStep, DeclaredStep, Depends, Ent
 from pipegen.render.command_step import command_step, skip_text
 from pipegen.render.gate import GATE_JOBS, add_gate
 from pipegen.render.job_fields import escaped
-from pipegen.render.order import page_order
 
 UNSELECTED = ("block", "skip", "omit")
 PRESENT = frozenset({"run", "blocked", "skip-step"})  # the states a step is in the pipeline with
@@ -138,7 +138,7 @@ def _steps_and_rows(decl: Declarations, selection: Selection, placed: Sequence[J
         members = decl.group_members.get(target, (target,)) if decl.groups else (target,)
         return any(states.get(t) in PRESENT for t in members) or target in decl.settings.external_steps
 
-    for step in page_order(decl.steps, decl.settings.order):
+    for step in dialect(decl.layout).page_order(decl.steps):
         job, decision, state = jobs_by_key[step.key], decisions[step.key], states[step.key]
         reason = decision.reasons[0].text if decision.reasons else ""
         if step.key in over_limit:

@@ -5,6 +5,7 @@ The dialect that claims any config the others do not (dialects/interface.py).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pipegen.declarations.assemble import finish, read_steps_files
@@ -29,7 +30,7 @@ from pipegen.declarations.yaml_values import LocDict, LocList
 from pipegen.dialects.interface import Source
 from pipegen.dialects.own.steps import load_steps_file
 from pipegen.errors import DeclarationError
-from pipegen.model import Declarations, DeclarationWarning, Group, Location, Rule, Settings
+from pipegen.model import Declarations, DeclarationWarning, Group, Location, Rule, Settings, Step
 
 NAME = "pipegen"
 
@@ -66,6 +67,10 @@ RULE_FIELDS: dict[str, Checker] = {
 def claims(top: LocDict) -> bool:
     return True
 
+
+
+def page_order(steps: Sequence[Step]) -> list[Step]:
+    return list(steps)  # as declared
 
 def load(source: Source) -> Declarations:
     root, path, top = source.root, source.path, source.top

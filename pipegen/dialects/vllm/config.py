@@ -5,6 +5,7 @@ The dialect (dialects/interface.py) that claims a config with `job_dirs`; its se
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pipegen.declarations.assemble import finish, read_steps_files
@@ -12,9 +13,10 @@ from pipegen.declarations.discover import steps_files
 from pipegen.declarations.fields import Checker, anything, check_fields, regex_list, string, string_list
 from pipegen.declarations.yaml_values import LocDict, LocList
 from pipegen.dialects.interface import Source
+from pipegen.dialects.vllm.order import by_name
 from pipegen.dialects.vllm.presets import GENERATOR, vllm_settings
 from pipegen.dialects.vllm.steps import load_steps_file
-from pipegen.model import Declarations, DeclarationWarning
+from pipegen.model import Declarations, DeclarationWarning, Step
 
 NAME = "vllm"
 SUFFIXES = (".yaml",)  # vLLM's generator reads only these (ci-infra step.py)
@@ -33,6 +35,10 @@ CONFIG_FIELDS: dict[str, Checker] = {
 def claims(top: LocDict) -> bool:
     return "job_dirs" in top
 
+
+
+def page_order(steps: Sequence[Step]) -> list[Step]:
+    return by_name(steps)
 
 def load(source: Source) -> Declarations:
     root, top = source.root, source.top

@@ -7,6 +7,8 @@ mirror tag ($AMD_MIRROR_HW) from the environment.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pipegen.declarations.assemble import finish
 from pipegen.declarations.fields import (
     as_written,
@@ -53,6 +55,10 @@ def claims(top: LocDict) -> bool:
     steps = top.get("steps")
     return isinstance(steps, LocList) and bool(steps) and isinstance(steps[0], dict)
 
+
+
+def page_order(steps: Sequence[Step]) -> list[Step]:
+    return list(steps)  # as declared
 
 def load(source: Source) -> Declarations:
     top, raw_steps = source.top, source.top["steps"]

@@ -54,12 +54,10 @@ VLLM_SETTINGS = {
     "labels": (LabelRule("ready-run-all-tests", run_all=True, nightly=True),),
     # ci-infra pipeline_generator.select_steps_and_dependencies: explicit keys are declared `key:`s.
     "only_declared_keys": True,
-    "order": "name",  # ci-infra: groups sorted by name, their steps by label
 }
 
 # The old test-amd.yaml template: raw prefixes, no dependencies = always run.
-LEGACY_SETTINGS = dict(VLLM_SETTINGS, no_dependencies="run", rules=(), only_declared_keys=False,
-                       order="declared")
+LEGACY_SETTINGS = dict(VLLM_SETTINGS, no_dependencies="run", rules=(), only_declared_keys=False)
 
 LEGACY_MIRROR_TAG_ENV = "AMD_MIRROR_HW"
 LEGACY_MIRROR_TAG_DEFAULT = "amdproduction"

@@ -1,12 +1,11 @@
-"""The order of the pipeline's page: the steps as declared, or sorted the way vLLM's generator sorts. Pure.
+"""The order of the pipeline's page as vLLM's generator sorts it (the vLLM dialect's page_order). Pure.
 
-`order: declared` (pipegen's own format) keeps groups and steps where they were declared.
-`order: name` (the vLLM preset; ci-infra pipeline_generator.py and step.group_steps) puts the
-groups in name order (Python's: uppercase before lowercase) and each group's steps in label
-order. The generator's AMD group collects the mirrors and AMD-device steps of each group it
-walks, in the order it walks them: here the group each came from, in the order the steps files
-load (the generator's os.walk follows the directory order of its checkout, which differs from
-one filesystem to the next), then the label of the step it came from.
+ci-infra's pipeline_generator.py and step.group_steps put the groups in name order (Python's:
+uppercase before lowercase) and each group's steps in label order. The generator's AMD group
+collects the mirrors and AMD-device steps of each group it walks, in the order it walks them: here
+the group each came from, in the order the steps files load (the generator's os.walk follows the
+directory order of its checkout, which differs from one filesystem to the next), then the label of
+the step it came from.
 """
 
 from __future__ import annotations
@@ -16,12 +15,9 @@ from collections.abc import Sequence
 from pipegen.declarations.steps_file import AMD_GROUP
 from pipegen.model import Step
 
-ORDERS = ("declared", "name")
 
-
-def page_order(steps: Sequence[Step], order: str) -> list[Step]:
-    if order == "declared":
-        return list(steps)
+def by_name(steps: Sequence[Step]) -> list[Step]:
+    """Groups by name, each group's steps by label (the AMD group's as its steps' sources)."""
     by_key = {step.key: step for step in steps}
     file_groups: dict[str, str] = {}  # a steps file's group, for its steps moved to the AMD group
     for step in steps:
