@@ -104,7 +104,8 @@ def select(**options: Any) -> int:
     --no-renames makes git list a moved file under its old path too, so a file
     moved out of a watched folder still selects that folder's steps.
     """
-    from pipegen.commands.select import SelectOptions, main
+    from pipegen.commands.options import SelectOptions
+    from pipegen.commands.select import main
 
     return main(SelectOptions(**options, environ=os.environ), sys.stdout)
 
@@ -127,7 +128,8 @@ def why(**options: Any) -> int:
       pipegen why pipegen/selection/decide.py qr_tests/quick_reduce/reference.py
       pipegen why --step quick-reduce-cpu
     """
-    from pipegen.commands.why import WhyOptions, main
+    from pipegen.commands.options import WhyOptions
+    from pipegen.commands.why import main
 
     if not options["paths"] and not options["step_keys"]:
         raise click.UsageError("give PATH... or --step KEY")
@@ -153,7 +155,8 @@ def render(**options: Any) -> int:
       pipegen render --annotation why.md | buildkite-agent pipeline upload
       buildkite-agent annotate --context pipegen < why.md
     """
-    from pipegen.commands.render import RenderOptions, main
+    from pipegen.commands.options import RenderOptions
+    from pipegen.commands.render import main
 
     return main(RenderOptions(**options, environ=os.environ), sys.stdout)
 
@@ -183,8 +186,8 @@ def run(**options: Any) -> int:
       pipegen run --dry-run               # what would run here for my change?
       pipegen run --step quick-reduce-cpu --junit out/junit.xml
     """
+    from pipegen.commands.options import RunOptions
     from pipegen.commands.run import main
-    from pipegen.run.local_plan import RunOptions
 
     return main(RunOptions(**options, environ=os.environ), sys.stdout)
 
@@ -213,7 +216,8 @@ def check(**options: Any) -> int:
       pipegen check --strict
       pipegen check --tracked-files tracked-files.txt --format json
     """
-    from pipegen.commands.check import CheckOptions, main
+    from pipegen.commands.check import main
+    from pipegen.commands.options import CheckOptions
 
     return main(CheckOptions(**options, environ=os.environ), sys.stdout)
 
@@ -242,7 +246,8 @@ def audit(**options: Any) -> int:
       pipegen audit --last 500 --durations durations.csv
       pipegen audit --last 200 --compare origin/main --fail-on-loss --format markdown
     """
-    from pipegen.commands.audit import AuditOptions, main
+    from pipegen.commands.audit import main
+    from pipegen.commands.options import AuditOptions
 
     return main(AuditOptions(**options, environ=os.environ, progress=sys.stderr), sys.stdout)
 
@@ -266,7 +271,8 @@ def import_(**options: Any) -> int:
       pipegen import .buildkite/pipeline.yml
       pipegen import .buildkite/pipeline.yml .buildkite/release.yml --out ci/ --force
     """
-    from pipegen.commands.import_ import ImportOptions, main
+    from pipegen.commands.import_ import main
+    from pipegen.commands.options import ImportOptions
 
     return main(ImportOptions(**options, environ=os.environ), sys.stdout)
 

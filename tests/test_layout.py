@@ -75,7 +75,7 @@ def test_find_cycle_finds_one() -> None:
 def test_no_import_cycles() -> None:
     found = modules()
     graph = {name: imports(name, path, set(found)) for name, path in found.items()}
-    assert graph["pipegen.commands.run"] >= {"pipegen.run.local_plan", "pipegen.selection.chain"}  # the graph is read
+    assert graph["pipegen.commands.run"] >= {"pipegen.run.local_plan", "pipegen.commands.selecting"}  # the graph is read
     assert find_cycle(graph) is None
 
 
@@ -108,3 +108,21 @@ def test_modules_and_functions_stay_small(name: str) -> None:
     long = [f"{n.name} ({n.end_lineno - n.lineno + 1} lines)" for n in ast.walk(ast.parse(text))
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > FUNCTION_LINES]
     assert long == [], f"{path}: split these functions"
+
+
+# The process's state is read at the edge: cli.py and commands/ read the environment and the standard streams and
+# pass them on as values (cache.py: where the caches live, $PIPEGEN_CACHE_DIR, asked wherever one is opened).
+PROCESS_STATE = ("os.environ", "os.getenv", "sys.stdin", "sys.stdout", "sys.stderr")
+EDGE = ("pipegen.cli", "pipegen.commands.", "pipegen.cache", "pipegen.__main__")
+
+
+def test_only_the_edge_reads_the_environment_and_the_standard_streams() -> None:
+    found = []
+    for name, path in modules().items():
+        if not name.startswith("pipegen") or name.startswith(EDGE):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and f"{node.value.id}.{node.attr}" in PROCESS_STATE:
+                found.append(f"{name}:{node.lineno} {node.value.id}.{node.attr}")
+    assert found == []

@@ -12,35 +12,18 @@ import posixpath
 import tarfile
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import field
 from typing import TYPE_CHECKING, TextIO
 
 from pipegen.audit.history import LOG_FORMAT, Commit, parse_log
 from pipegen.audit.replay import Audit, Outcome, branch_notes, compare, replay
 from pipegen.audit.replay_formats import AuditReport, format_audit
+from pipegen.commands.options import AuditOptions
 from pipegen.errors import EXIT_FINDINGS, DeclarationError, UsageError
-from pipegen.frozen import frozen
 from pipegen.git import Git
 from pipegen.model import Declarations
 
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
-
-
-@frozen
-class AuditOptions:
-    """`pipegen audit`'s options."""
-
-    root: str = "."
-    config: str | None = None
-    last: int | None = None  # the last N first-parent commits (default: DEFAULT_LAST)
-    rev_range: str | None = None  # A..B
-    durations: str | None = None  # a file of minutes per job
-    compare_ref: str | None = None
-    fail_on_loss: bool = False
-    fmt: str = "text"
-    environ: Mapping[str, str] = field(default_factory=dict)
-    progress: TextIO | None = None  # where a progress bar goes, when it is a terminal
 
 
 def main(args: AuditOptions, out: TextIO) -> int:

@@ -4,32 +4,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import field, replace
+from dataclasses import replace
 from typing import TextIO
 
 from pipegen.check.checker import Inputs, check
 from pipegen.check.findings import Finding, Report, format_report
+from pipegen.commands.options import CheckOptions
 from pipegen.errors import EXIT_FINDINGS, EXIT_USAGE, DeclarationError
-from pipegen.frozen import frozen
 from pipegen.graph.scan_cache import ScanCache
 from pipegen.model import Declarations, Location
 
 AMD_TWIN_FILE = "test-amd.yaml"  # next to vLLM's ci_config.yaml
-
-
-@frozen
-class CheckOptions:
-    """`pipegen check`'s options."""
-
-    root: str = "."
-    config: str | None = None
-    tracked_files: str | None = None  # the tracked paths, instead of git's index
-    amd_file: str | None = None  # the legacy AMD file to compare mirrors with
-    strict_mode: bool = False
-    orphans: bool = False
-    fmt: str = "text"
-    detail: bool = False
-    environ: Mapping[str, str] = field(default_factory=dict)
 
 
 def main(args: CheckOptions, out: TextIO) -> int:
@@ -106,7 +91,7 @@ def _drift(decl: Declarations, environ: Mapping[str, str], listed: list[str] | N
 def _scans(root: str, tracked_files: str | None, environ: Mapping[str, str]) -> ScanCache:
     """The tracked files and their import scans: git's index and the cache, or the --tracked-files list."""
     if tracked_files:
-        from pipegen.selection.chain import read_file_list
+        from pipegen.commands.selecting import read_file_list
 
         return ScanCache(root, set(read_file_list(tracked_files, "--tracked-files")))
     from pipegen.git import index_blobs

@@ -6,13 +6,12 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import field
 from typing import TYPE_CHECKING, Any, TextIO
 
 import yaml
 
+from pipegen.commands.options import ImportOptions
 from pipegen.errors import PipegenError, UsageError
-from pipegen.frozen import frozen
 from pipegen.importer.pipeline import Pipeline
 
 if TYPE_CHECKING:
@@ -20,14 +19,6 @@ if TYPE_CHECKING:
     from pipegen.importer.convert import Imported
 
 WRITTEN = ("pipegen.yaml", "hardware.yaml", "steps")
-
-
-@frozen
-class ImportOptions:
-    files: tuple[str, ...]
-    out_dir: str | None = None
-    force: bool = False
-    environ: Mapping[str, str] = field(default_factory=dict)  # git's environment (the tracked folders)
 
 
 def main(args: ImportOptions, out: TextIO) -> int:

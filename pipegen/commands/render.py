@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import field
+from collections.abc import Sequence
 from typing import TextIO
 
+from pipegen.commands.options import RenderOptions
+from pipegen.commands.selecting import load_declarations, select_for, warn_if_untrusted
 from pipegen.errors import UsageError
-from pipegen.frozen import frozen
 from pipegen.render.page import LimitError
 from pipegen.render.rendered import Placement, place, render_pipeline
-from pipegen.selection.chain import SelectArgs, load_declarations, select_for, warn_if_untrusted
 from pipegen.selection.inputs import Input, template_inputs
-
-
-@frozen
-class RenderOptions(SelectArgs):
-    """`pipegen render`'s options."""
-
-    templates: str | None = None  # a folder of templates overriding the shipped ones
-    annotation_file: str | None = None
-    environ: Mapping[str, str] = field(default_factory=dict)
 
 
 def main(args: RenderOptions, out: TextIO) -> int:
@@ -29,9 +19,9 @@ def main(args: RenderOptions, out: TextIO) -> int:
     from pipegen.hardware.build_spec import BuildInfo
 
     environ, templates, annotation_file = args.environ, args.templates, args.annotation_file
-    decl = load_declarations(args, environ)
+    decl = load_declarations(args)
     placement = place(decl, BuildInfo.from_environ(environ))  # once: the templates' inputs and the plan read it
-    selection = select_for(decl, args, environ, _template_inputs(args.root, templates, placement) if templates else ())
+    selection = select_for(decl, args, _template_inputs(args.root, templates, placement) if templates else ())
     warn_if_untrusted(selection)
     try:
         rendered = render_pipeline(decl, selection, placement, unselected=args.unselected, templates=templates)

@@ -14,14 +14,15 @@ from dataclasses import replace
 from functools import partial
 from typing import TextIO
 
+from pipegen.commands.options import RunOptions
+from pipegen.commands.selecting import load_declarations, select
 from pipegen.errors import UsageError
 from pipegen.hardware.detect import machine as this_machine
 from pipegen.hardware.inventory import load_inventory
 from pipegen.run.junit import Case, junit_xml
-from pipegen.run.local_plan import DEFAULT_LOG_DIR, Candidates, RunOptions, buildkite_only, named, selected
+from pipegen.run.local_plan import DEFAULT_LOG_DIR, Candidates, buildkite_only, named, selected
 from pipegen.run.output import exit_status, junit_cases, machine_line, plan_text, summary_text
 from pipegen.run.steps import plan_jobs
-from pipegen.selection.chain import load_declarations, select
 from pipegen.selection.decision_formats import banner, summary
 
 JUNIT_LOG_LINES = 200  # of a failed step's log, with its JUnit failure (whole logs can be huge)
@@ -31,11 +32,11 @@ JUNIT_LOG_LINES = 200  # of a failed step's log, with its JUnit failure (whole l
 def main(args: RunOptions, out: TextIO) -> int:
     check_output_paths(args)  # before anything runs: a bad path found after an hour of tests helps no one
     if args.step_keys:
-        decl = load_declarations(args, args.environ)
+        decl = load_declarations(args)
         candidates = named(decl, args.step_keys)
         header = [f"Steps asked for: {', '.join(args.step_keys)}"]
     else:
-        decl, selection = select(args, args.environ)
+        decl, selection = select(args)
         candidates = selected(decl, selection)
         others = buildkite_only([d.step for d in selection.decisions if d.action == "run"])
         header = [*banner(selection), f"Selected: {summary(selection)}", *([others] if others else [])]
@@ -48,7 +49,9 @@ def main(args: RunOptions, out: TextIO) -> int:
     machine = this_machine(args.hardware, args.environ)
     args, moved = log_folder(args, decl.root)
     branch = current_branch(decl.root, args.environ, candidates)
-    the_plan = plan_jobs(decl, candidates, machine, load_inventory(decl), args, [*header, *moved], branch)
+    the_plan = plan_jobs(decl, candidates, machine, load_inventory(decl), step_keys=args.step_keys,
+                         log_dir=args.log_dir, timeout_scale=args.timeout_scale, environ=args.environ,
+                         header=[*header, *moved], branch=branch)
     if args.dry_run:
         out.write(plan_text(the_plan))
         return 0

@@ -4,50 +4,32 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import field, replace
+from collections.abc import Hashable, Sequence
+from dataclasses import replace
 from typing import Any, TextIO
 
-from pipegen.frozen import frozen
+from pipegen.commands.options import SelectionOptions, WhyOptions
+from pipegen.commands.selecting import load_declarations, options_from, repository_paths, select, warn_if_untrusted
 from pipegen.model import ChangeSet, Declarations
-from pipegen.selection.chain import (
-    SelectArgs,
-    load_declarations,
-    options_from,
-    repository_paths,
-    select,
-    warn_if_untrusted,
-)
 from pipegen.selection.decide import decide, step_index, steps_by_key
 from pipegen.selection.decision_formats import render_why, why_path
 from pipegen.selection.inputs import own_inputs
 from pipegen.selection.matching import entry_matches, first_match, split
 
 
-@frozen
-class WhyOptions(SelectArgs):
-    """`pipegen why`'s options: the paths and steps to explain."""
-
-    paths: tuple[str, ...] = ()
-    step_keys: tuple[str, ...] = ()
-    fmt: str = "text"
-    environ: Mapping[str, str] = field(default_factory=dict)
-
-
 def main(args: WhyOptions, out: TextIO) -> int:
     # Paths alone need no diff; a step's decision does (and loads the declarations once).
     if args.step_keys:
-        decl, selection = select(args, args.environ)
+        decl, selection = select(args)
         warn_if_untrusted(selection)
     else:
-        decl, selection = load_declarations(args, args.environ), None
-    rows = path_rows(args, decl, args.paths, args.environ)
+        decl, selection = load_declarations(args), None
+    rows = path_rows(args, decl, args.paths)
     out.write(render_why(rows, steps_by_key(decl, args.step_keys), selection, args.fmt))
     return 0
 
 
-def path_rows(args: SelectArgs, decl: Declarations, paths: Sequence[str],
-              environ: Mapping[str, str]) -> list[dict[str, Any]]:
+def path_rows(args: SelectionOptions, decl: Declarations, paths: Sequence[str]) -> list[dict[str, Any]]:
     """What a change of each path alone does, as `decide` decides it (same options, same inputs). Paths that
     every entry, exclusion, rule and pattern of the declarations reads alike get the same decisions, so
     `decide` runs once for each such group and the others are told by name: many paths cost about what
@@ -60,7 +42,7 @@ def path_rows(args: SelectArgs, decl: Declarations, paths: Sequence[str],
             sys.stderr.write(f"pipegen: WARNING: {path} is a folder: decided as one changed path, which no entry "
                              f"inside it matches (every file in it: git ls-files {path} | pipegen select "
                              "--files-from -)\n")
-    options = options_from(args, decl, environ)
+    options = options_from(args, decl)
     # Each verdict keeps the warnings of its path's change (a config that shapes no step), not the declarations'.
     known = {str(w) for w in decl.warnings}
     told: dict[Hashable, tuple[str, dict[str, Any]]] = {}

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import field
 from typing import Any, Literal
 
 from pipegen.buildkite.keys import declared_keys
@@ -26,26 +25,11 @@ from pipegen.hardware.detect import GPU_VENDORS, Machine
 from pipegen.hardware.placement import place
 from pipegen.hardware.types import Inventory
 from pipegen.model import Declarations, Selection, Step
-from pipegen.selection.chain import SelectArgs
 
 # incomplete: its commands passed (or it has none) but its plugins, which do part of its work, ran nowhere.
 Status = Literal["passed", "failed", "soft failed", "timed out", "interrupted", "not run", "skipped", "incomplete"]
 DEFAULT_LOG_DIR = ".pipegen/logs"  # under the repository root
 FAILED = ("failed", "timed out", "interrupted")
-
-
-@frozen
-class RunOptions(SelectArgs):
-    """`pipegen run`'s options: the selection's, and how to run."""
-
-    step_keys: tuple[str, ...] = ()  # run exactly these, whatever changed
-    hardware: str | None = None  # --hardware; overrides detection
-    dry_run: bool = False
-    keep_going: bool = False
-    log_dir: str | None = None
-    junit: str | None = None
-    timeout_scale: float = 1.0  # multiplies timeout_in_minutes (tests use small values)
-    environ: Mapping[str, str] = field(default_factory=dict)
 
 
 @frozen
@@ -225,11 +209,13 @@ def run_minutes(minutes: int | str | None, environ: Mapping[str, str]) -> int | 
     return int(value) if value is not None and value.strip().isdigit() and int(value) > 0 else None
 
 
-def plan_runs(decl: Declarations, candidates: Sequence[Candidates], machine: Machine, inventory: Inventory,
-         options: RunOptions, header: Sequence[str] = ()) -> RunPlan:
-    log_dir = options.log_dir or os.path.join(decl.root, DEFAULT_LOG_DIR)
+def plan_runs(decl: Declarations, candidates: Sequence[Candidates], machine: Machine, inventory: Inventory, *,
+              named: bool, log_dir: str | None, timeout_scale: float, environ: Mapping[str, str],
+              header: Sequence[str] = ()) -> RunPlan:
+    """`named`: the candidates were asked for with --step (not running one fails the run); `environ`: the
+    variables an upload-time timeout reads."""
+    log_dir = log_dir or os.path.join(decl.root, DEFAULT_LOG_DIR)
     dollars = Dollars(decl.settings.interpolate)
-    was_named = bool(options.step_keys)
     runs: list[Planned] = []
     unrunnable: list[Unrunnable] = []
     for key, targets in candidates:
@@ -250,7 +236,7 @@ def plan_runs(decl: Declarations, candidates: Sequence[Candidates], machine: Mac
             if any(run.step.key == step.key for run in runs):
                 break  # named twice (`--step qr --step qr-h100`): one run, one log
             deliverable(step, dollars)  # as render refuses it: the agent would run something else
-            minutes = run_minutes(step.timeout_in_minutes, options.environ)
+            minutes = run_minutes(step.timeout_in_minutes, environ)
             runs.append(Planned(
                 step=step,
                 hardware=job.hardware,
@@ -258,11 +244,11 @@ def plan_runs(decl: Declarations, candidates: Sequence[Candidates], machine: Mac
                 script=script(step.commands, dollars),
                 env=step_env(step, dollars, job.template.environment if job.uses_plugin else (),
                              dict(decl.settings.pipeline).get("env")),
-                timeout_s=minutes * 60 * options.timeout_scale if minutes else None,
+                timeout_s=minutes * 60 * timeout_scale if minutes else None,
                 log=os.path.normpath(os.path.join(log_dir, log_name(step.key))),
                 root=os.path.abspath(decl.root),
             ))
             break
         else:
-            unrunnable.append(Unrunnable(key, targets[0], tuple(whys), was_named))
+            unrunnable.append(Unrunnable(key, targets[0], tuple(whys), named))
     return RunPlan(machine, tuple(runs), tuple(unrunnable), tuple(header))

@@ -23,7 +23,7 @@ from pipegen.buildkite.matrix import combinations
 from pipegen.hardware.detect import Machine
 from pipegen.hardware.types import Inventory
 from pipegen.model import Declarations
-from pipegen.run.local_plan import FAILED, Candidates, Planned, RunOptions, RunPlan, log_name, plan_runs
+from pipegen.run.local_plan import FAILED, Candidates, Planned, RunPlan, log_name, plan_runs
 
 TRUE = (True, "true")
 
@@ -147,13 +147,16 @@ def pick_jobs(runs: Sequence[Planned], asked: Sequence[str], rendered: Mapping[s
     return out
 
 
-def plan_jobs(decl: Declarations, candidates: Sequence[Candidates], machine: Machine, inventory: Inventory,
-              options: RunOptions, header: Sequence[str], branch: str | None) -> RunPlan:
+def plan_jobs(decl: Declarations, candidates: Sequence[Candidates], machine: Machine, inventory: Inventory, *,
+              step_keys: Sequence[str], log_dir: str | None, timeout_scale: float, environ: Mapping[str, str],
+              header: Sequence[str], branch: str | None) -> RunPlan:
     """The candidates placed on this machine, as the jobs Buildkite would make of them on `branch`, in
-    dependency order, with notes: the whole plan in one pass, from what the command read."""
-    the_plan = plan_runs(decl, candidates, machine, inventory, options, header)
+    dependency order, with notes: the whole plan in one pass, from what the command read. `step_keys`: the
+    --step keys the candidates were named by (a matrix job's `KEY[value]` picks that job)."""
+    the_plan = plan_runs(decl, candidates, machine, inventory, named=bool(step_keys), log_dir=log_dir,
+                         timeout_scale=timeout_scale, environ=environ, header=header)
     runs = [job for run in the_plan.runs for job in expand_matrix(run)]
-    runs = pick_jobs(runs, options.step_keys, declared_keys(decl.steps))
+    runs = pick_jobs(runs, step_keys, declared_keys(decl.steps))
     runs, notes = leave_out(runs, branch)
     runs = in_dependency_order(runs, decl)
     return replace(the_plan, runs=tuple(runs), header=(*the_plan.header, *notes, *outside(runs, decl)))

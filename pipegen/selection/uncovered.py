@@ -3,7 +3,7 @@ declared ignore list (`uncovered_ignore`, `docs_only`) account for. Pure.
 
 Without this, a new `newdir/new_module.py` runs only the always-run steps, without a word. The config's
 `uncovered` says what such a file does: `warn` (named on stderr and in the output), `run_all`, or `fail`
-(the command edge: selection/chain.py)."""
+(the command edge: commands/selecting.py)."""
 
 from __future__ import annotations
 

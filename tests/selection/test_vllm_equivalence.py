@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipegen.dialects.load import load
-from pipegen.model import ChangeSet
-from pipegen.selection.chain import SelectArgs, options_from
+from pipegen.model import ChangeSet, Options
 from pipegen.selection.decide import decide
+from pipegen.selection.requested import requested
 from tests.helpers import FIXTURE, needs_fixture
 
 from . import vllm_reference
@@ -40,7 +40,7 @@ def decl():
 
 
 def pipegen_actions(decl, files, env):
-    options = options_from(SelectArgs(), decl, env)
+    options = requested(Options(), decl.settings, env)
     selection = decide(decl, ChangeSet(tuple(files)), options)
     return {d.step.key: d.action for d in selection.decisions}, selection
 
@@ -152,8 +152,8 @@ steps:
 def test_legacy_amd_decisions(tmp_path):
     (tmp_path / "test-amd.yaml").write_text(LEGACY_AMD)
     amd = load(str(tmp_path), "test-amd.yaml")
-    selection = decide(amd, ChangeSet(("tests/foo_bar.py",)), options_from(SelectArgs(), amd, {}))
+    selection = decide(amd, ChangeSet(("tests/foo_bar.py",)), requested(Options(), amd.settings, {}))
     actions = {d.step.key: d.action for d in selection.decisions}
     assert actions == {"no-deps": "run", "raw-prefix": "run", "experimental-only": "skip"}
-    selection = decide(amd, ChangeSet(("vllm/x.py",)), options_from(SelectArgs(), amd, {}))
+    selection = decide(amd, ChangeSet(("vllm/x.py",)), requested(Options(), amd.settings, {}))
     assert {d.step.key: d.action for d in selection.decisions}["raw-prefix"] == "block"

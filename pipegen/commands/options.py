@@ -1,0 +1,101 @@
+"""Every command's options, declared once: what the command line gave and the environment it runs in.
+
+cli.py builds them by keyword from click's options (one that a class does not declare is a TypeError,
+never dropped). Only commands/ reads them; the stages behind receive values: the selection its
+`model.Options` (selection/requested.py resolves the flags with the CI environment), `run`'s plan a
+log folder and a timeout scale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import field
+from typing import TextIO
+
+from pipegen.frozen import frozen
+
+
+@frozen
+class RepoOptions:
+    """Where the repository and its CI config are, and the environment the command runs in."""
+
+    root: str = "."
+    config: str | None = None
+    environ: Mapping[str, str] = field(default_factory=dict)
+
+
+@frozen
+class SelectionOptions(RepoOptions):
+    """Which change to look at and what to force: the options select, why, render and run share."""
+
+    base: str | None = None
+    files_from: str | None = None
+    committed_only: bool = False
+    fetch_base: bool = False
+    strict_diff: bool = False
+    only: tuple[str, ...] = ()
+    run_all: bool = False
+    nightly: bool = False
+    unselected: str | None = None  # block, skip or omit; None: the config's
+
+
+@frozen
+class SelectOptions(SelectionOptions):
+    fmt: str = "text"
+
+
+@frozen
+class WhyOptions(SelectionOptions):
+    """The paths and steps to explain."""
+
+    paths: tuple[str, ...] = ()
+    step_keys: tuple[str, ...] = ()
+    fmt: str = "text"
+
+
+@frozen
+class RenderOptions(SelectionOptions):
+    templates: str | None = None  # a folder of templates overriding the shipped ones
+    annotation_file: str | None = None
+
+
+@frozen
+class RunOptions(SelectionOptions):
+    """The selection's options, and how to run."""
+
+    step_keys: tuple[str, ...] = ()  # run exactly these, whatever changed
+    hardware: str | None = None  # --hardware; overrides detection
+    dry_run: bool = False
+    keep_going: bool = False
+    log_dir: str | None = None
+    junit: str | None = None
+    timeout_scale: float = 1.0  # multiplies timeout_in_minutes (tests use small values)
+
+
+@frozen
+class CheckOptions(RepoOptions):
+    tracked_files: str | None = None  # the tracked paths, instead of git's index
+    amd_file: str | None = None  # the legacy AMD file to compare mirrors with
+    strict_mode: bool = False
+    orphans: bool = False
+    fmt: str = "text"
+    detail: bool = False
+
+
+@frozen
+class AuditOptions(RepoOptions):
+    last: int | None = None  # the last N first-parent commits (default: commands/audit.py's DEFAULT_LAST)
+    rev_range: str | None = None  # A..B
+    durations: str | None = None  # a file of minutes per job
+    compare_ref: str | None = None
+    fail_on_loss: bool = False
+    fmt: str = "text"
+    progress: TextIO | None = None  # where a progress bar goes, when it is a terminal
+
+
+@frozen
+class ImportOptions:
+    files: tuple[str, ...]
+    out_dir: str | None = None
+    force: bool = False
+    environ: Mapping[str, str] = field(default_factory=dict)  # git's environment (the tracked folders)
