@@ -166,6 +166,7 @@ class Settings:
     run_all: tuple[str, ...] = ()
     run_all_exclude: tuple[str, ...] = ()
     run_all_kind: PatternKind = "entry"
+    run_all_fields: tuple[str, str] = ("run_all", "run_all_exclude")  # the config keys they are written under
     docs_only: tuple[str, ...] = ()  # entries; empty = no docs-only rule
     always_run: tuple[str, ...] = ()  # key globs (fnmatch)
     no_dependencies: Literal["block", "run"] = "block"

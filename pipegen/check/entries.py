@@ -150,8 +150,7 @@ def _stale(entry: str, kind: PatternKind, step: Step, where: Location, index: Fi
 def run_all_findings(decl: Declarations, index: FileIndex, lines: EntryLines, config: str) -> list[Finding]:
     """stale-run-all for include patterns, exclusion-unused for exclude patterns."""
     settings = decl.settings
-    vllm = decl.layout == "vllm"
-    fields = ("run_all_patterns", "run_all_exclude_patterns") if vllm else ("run_all", "run_all_exclude")
+    fields = settings.run_all_fields
     out: list[Finding] = []
     for pattern, excluded, why in _idle(settings.run_all, settings.run_all_exclude, settings.run_all_kind, index,
                                         "the run-all patterns"):

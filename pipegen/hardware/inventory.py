@@ -1,4 +1,4 @@
-"""Reading a hardware inventory: the file, the config's inline mapping, or the vLLM preset.
+"""Reading a hardware inventory: the file, the config's inline mapping, or a dialect's preset (vLLM's).
 
 `load_inventory(decl)` finds a repository's inventory; `parse_inventory`
 validates a parsed mapping into hardware.Inventory, with a DeclarationError
@@ -84,11 +84,6 @@ def load_inventory_file(path: str, display: str | None = None) -> Inventory:
 
     name = display or path
     return parse_inventory(load_file(path, name), name)
-
-
-def vllm_inventory() -> Inventory:
-    """vLLM's queue table (ci-infra constants.py / get_agent_queue), shipped as data."""
-    return preset_inventory("vllm")
 
 
 @functools.cache
@@ -275,5 +270,4 @@ def _template(name: str, raw: Any, where: Location) -> Template:
     )
 
 
-__all__ = ["PRESET_FILE", "load_inventory", "load_inventory_file", "parse_inventory", "preset_inventory",
-           "vllm_inventory"]
+__all__ = ["PRESET_FILE", "load_inventory", "load_inventory_file", "parse_inventory", "preset_inventory"]

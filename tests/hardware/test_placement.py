@@ -6,7 +6,7 @@ import pytest
 
 from pipegen.declarations.yamlio import load_text
 from pipegen.errors import DeclarationError
-from pipegen.hardware.inventory import load_inventory, parse_inventory, vllm_inventory
+from pipegen.hardware.inventory import load_inventory, parse_inventory, preset_inventory
 from pipegen.hardware.placement import place
 from pipegen.model import Declarations, Location, Settings, Step
 from tests.helpers import FIXTURE
@@ -127,7 +127,7 @@ VLLM_TABLE = {
 
 @pytest.mark.parametrize("device, count", list(VLLM_TABLE))
 def test_vllm_queue_table(device, count):
-    assert place(step(device=device, num_devices=count), vllm_inventory()).queue == VLLM_TABLE[(device, count)]
+    assert place(step(device=device, num_devices=count), preset_inventory("vllm")).queue == VLLM_TABLE[(device, count)]
 
 
 @pytest.mark.parametrize("branch, label, queue", [
@@ -140,7 +140,7 @@ def test_vllm_docker_builds_go_to_cpu_of_their_arch_and_stage(branch, label, que
     from pipegen.hardware.build_context import apply, resolve
     from pipegen.hardware.build_spec import BuildInfo
 
-    inventory = vllm_inventory()
+    inventory = preset_inventory("vllm")
     inventory = apply(inventory, resolve(inventory.build, BuildInfo(branch=branch)))
     assert place(step(label=label), inventory).queue == queue
 

@@ -110,7 +110,7 @@ def test_the_wheel_ships_templates_and_the_vllm_inventory(tmp_path):
     site = tmp_path / "site"
     zipfile.ZipFile(next(tmp_path.glob("pipegen-*.whl"))).extractall(site)
     probe = ("import pipegen, pipegen.render.templates as r, pipegen.hardware.inventory as i; print(pipegen.__file__); "
-             "print(r.builtin_templates()); print(i.vllm_inventory().source)")
+             "print(r.builtin_templates()); print(i.preset_inventory(\"vllm\").source)")
     proc = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(site)})
     assert proc.returncode == 0, proc.stderr

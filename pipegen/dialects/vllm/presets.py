@@ -39,6 +39,7 @@ VLLM_SETTINGS = {
     "base_branch": "main",
     "base_env": ("MERGE_BASE_COMMIT",),  # ci-infra git_utils.py: the merge base, when the bootstrap sets it
     "run_all_kind": "regex",
+    "run_all_fields": ("run_all_patterns", "run_all_exclude_patterns"),  # ci_config.yaml's keys
     "docs_only": ("docs/", "*.md", "mkdocs.yaml"),
     "always_run": ("image-build*", "ensure-ci-base-amd", "refresh-rocm-base-amd"),
     "no_dependencies": "block",
