@@ -25,6 +25,7 @@ from pipegen.graph.import_scan import ImportSpec
 SpecReader = Callable[[str], "Sequence[ImportSpec] | None"]
 
 GLOBAL_ROOTS = ("", "src")
+UNSEEN, START = -2, -1  # a breadth-first search's parent of a file not reached yet, of a start file
 
 
 class ModuleFiles:
@@ -148,8 +149,9 @@ class ImportGraph:
         self._specs = specs
         self.edges: dict[str, tuple[str, ...]] = {}
         self.unreadable: set[str] = set()
-        # start files -> a breadth-first search: parents, queue, how far the queue is done
-        self._searches: dict[tuple[str, ...], tuple[dict[str, str | None], list[str], list[int]]] = {}
+        # start files -> a breadth-first search over the numbered files: parents, queue, how far the queue is done
+        self._searches: dict[tuple[str, ...], tuple[list[int], list[int], list[int]]] = {}
+        self._numbers: tuple[list[str], dict[str, int], list[list[int]], int] | None = None
 
     def imports(self, path: str) -> tuple[str, ...]:
         if path not in self.edges:
@@ -222,23 +224,45 @@ class ImportGraph:
 
         Breadth first, and only as far as `target`: the search is kept and resumed for the
         next target from the same start (a step's tests reach thousands of files; a message
-        needs the path to a few)."""
+        needs the path to a few). Over the files numbered, lists for dicts: thousands of searches."""
+        if target in start:
+            return [target]
+        names, ids, children = self._numbered()
+        goal = ids.get(target)
+        if goal is None:
+            return []
         key = tuple(start)
         if key not in self._searches:
-            self._searches[key] = (dict.fromkeys(key), list(key), [0])
+            parent = [UNSEEN] * len(names)
+            queue = []
+            for node in (ids[s] for s in key if s in ids):
+                if parent[node] == UNSEEN:
+                    parent[node] = START
+                    queue.append(node)
+            self._searches[key] = (parent, queue, [0])
         parent, queue, done = self._searches[key]
-        while target not in parent and done[0] < len(queue):
-            node = queue[done[0]]
-            done[0] += 1
-            for child in self.edges.get(node, ()):
-                if child not in parent:
+        position = done[0]
+        while parent[goal] == UNSEEN and position < len(queue):
+            node = queue[position]
+            position += 1
+            for child in children[node]:
+                if parent[child] == UNSEEN:
                     parent[child] = node
                     queue.append(child)
-        if target not in parent:
+        done[0] = position
+        if parent[goal] == UNSEEN:
             return []
-        path: list[str] = []
-        step: str | None = target
-        while step is not None:
-            path.append(step)
-            step = parent[step]
-        return path[::-1]
+        path = [goal]
+        while parent[path[-1]] != START:
+            path.append(parent[path[-1]])
+        return [names[node] for node in reversed(path)]
+
+    def _numbered(self) -> tuple[list[str], dict[str, int], list[list[int]]]:
+        """The files read so far numbered, with their imports as numbers (again when more were read)."""
+        if self._numbers is None or self._numbers[3] != len(self.edges):
+            names = list(dict.fromkeys([*self.edges, *(c for cs in self.edges.values() for c in cs)]))
+            ids = {name: number for number, name in enumerate(names)}
+            children = [[ids[c] for c in self.edges.get(name, ())] for name in names]
+            self._numbers = (names, ids, children, len(self.edges))
+            self._searches.clear()
+        return self._numbers[:3]
