@@ -12,7 +12,7 @@ import yaml
 
 from pipegen.commands.options import ImportOptions
 from pipegen.errors import PipegenError, UsageError
-from pipegen.importer.pipeline import Pipeline
+from pipegen.importer.nodes import Pipeline
 
 if TYPE_CHECKING:
     from pipegen.importer.compare import Difference
@@ -25,7 +25,7 @@ def main(args: ImportOptions, out: TextIO) -> int:
     from pipegen.declarations.discover import repository_root
     from pipegen.importer import expand
     from pipegen.importer.convert import convert
-    from pipegen.importer.report import report
+    from pipegen.importer.message import report
 
     out_dir = os.path.abspath(args.out_dir or _default_dir(args.files[0]))
     root = os.path.abspath(repository_root(out_dir if os.path.isdir(out_dir) else os.path.dirname(out_dir)))
@@ -60,7 +60,7 @@ def _display(path: str, root: str) -> str:
 
 def _read(path: str, root: str, notes: list[str]) -> Pipeline:
     from pipegen.declarations.yamlio import load_file
-    from pipegen.importer.pipeline import read_pipeline
+    from pipegen.importer.nodes import read_pipeline
 
     display = _display(path, root)
     return read_pipeline(load_file(path, display, duplicates=notes), display, notes)
@@ -125,7 +125,7 @@ def _render_back(root: str, config: str, result: Imported) -> list[Difference]:
     is one more thing not carried over."""
     from pipegen.dialects.load import load
     from pipegen.importer.compare import compare
-    from pipegen.importer.pipeline import read_pipeline
+    from pipegen.importer.nodes import read_pipeline
     from pipegen.importer.view import read_view
     from pipegen.model import ChangeSet, Options
     from pipegen.render.rendered import place, render_pipeline

@@ -1,12 +1,13 @@
 """`pipegen import`: a hand-written Buildkite pipeline -> pipegen declarations, proven equal.
 
-  pipeline.py      a parsed pipeline file -> Nodes (step kinds as Buildkite tells them apart);
+  nodes.py         a parsed pipeline file -> Nodes (step kinds as Buildkite tells them apart);
   expand.py        what Buildkite itself would add at run time: a followed `pipeline upload` of a static
                    file, the monorepo-diff plugin's watched steps;
-  paths.py         the path rules of the tools being replaced (if_changed, monorepo-diff) -> entries;
+  path_rules.py    the path rules of the tools being replaced (if_changed, monorepo-diff) -> entries;
   convert.py       Nodes -> the config, steps files and hardware inventory (plain data) + notes;
   view.py          a pipeline as Buildkite reads it: one record per step, dependencies resolved;
-  compare.py       the input's view against the rendered output's, field by field.
+  compare.py       the input's view against the rendered output's, field by field;
+  message.py       what the command says: what it wrote, what selects, what it could not carry over.
 
 All pure: the command (commands/import_.py) reads and writes the files and renders.
 """

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipegen.importer.families import Families, slug, tags
-from pipegen.importer.pipeline import Node, Pipeline
+from pipegen.importer.nodes import Node, Pipeline
 from pipegen.importer.view import Record, depends, read_view
 
 MOVED = ("key", "identifier", "id", "depends_on", "agents", "if_changed", "label", "name")

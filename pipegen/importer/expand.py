@@ -1,6 +1,6 @@
 """What Buildkite adds to a pipeline at run time, made static: the steps a `pipeline upload` of a file in
 the repository brings, the steps the monorepo-diff plugin uploads for its watched paths, and the
-`if_changed` path rules, each turned into the steps' `source_file_dependencies` (paths.py).
+`if_changed` path rules, each turned into the steps' `source_file_dependencies` (path_rules.py).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import shlex
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pipegen.importer import paths
+from pipegen.importer import path_rules
 from pipegen.importer.families import tags
-from pipegen.importer.pipeline import Node, Pipeline, read_step
+from pipegen.importer.nodes import Node, Pipeline, read_step
 from pipegen.model import Location
 
 UPLOAD = re.compile(r"^\s*buildkite-agent\s+pipeline\s+upload\b(?P<args>.*)$")
@@ -174,7 +174,7 @@ def _fold_top(node: Node, top: dict[str, Any]) -> None:
 
 
 def plugin_flavour(name: str) -> str:
-    """How a monorepo-diff plugin reference reads watch paths (paths.py): grep, prefix or glob."""
+    """How a monorepo-diff plugin reference reads watch paths (path_rules.py): grep, prefix or glob."""
     version = re.search(r"#v?(\d+)(?:\.(\d+))?(?:\.(\d+))?", name)
     numbers = tuple(int(n or 0) for n in version.groups()) if version else None
     if re.search(r"(chronotc|monebag)/monorepo-diff", name) and numbers is not None:
@@ -235,8 +235,8 @@ def _watched(node: Node, name: str, options: dict[str, Any], folders: Sequence[s
                          "(buildkite-plugins' v1.2.0 added it)")
             skip = None
         try:
-            entries, more = paths.watch_rule(watch.get("path"), skip, flavour, folders)
-        except paths.Untranslatable as exc:
+            entries, more = path_rules.watch_rule(watch.get("path"), skip, flavour, folders)
+        except path_rules.Untranslatable as exc:
             missing.append(f"{where}: {exc}")
             continue
         notes += [f"{where}: {text}" for text in more]
@@ -307,8 +307,8 @@ def if_changed(pipeline: Pipeline, folders: Sequence[str], missing: list[str], n
                 missing.append(f"{item.where}: if_changed on both a group and its step '{item.label}'")
                 continue
             try:
-                entries, more = paths.if_changed_rule(item.fields["if_changed"], folders)
-            except paths.Untranslatable as exc:
+                entries, more = path_rules.if_changed_rule(item.fields["if_changed"], folders)
+            except path_rules.Untranslatable as exc:
                 missing.append(f"{item.where}: {exc}")
                 continue
             item.watch = tuple(entries)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipegen.importer.families import tags
-from pipegen.importer.pipeline import Node, Pipeline
+from pipegen.importer.nodes import Node, Pipeline
 from pipegen.model import Location
 
 DROPPED = ("key", "identifier", "id", "label", "name", "type", "depends_on", "command", "commands", "script",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import yaml
 
 from pipegen.importer.compare import compare
-from pipegen.importer.pipeline import read_pipeline
+from pipegen.importer.nodes import read_pipeline
 from pipegen.importer.view import read_view
 
 

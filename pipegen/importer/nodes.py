@@ -29,7 +29,7 @@ class Node:
     fields: dict[str, Any]
     where: Location
     children: list[Node] = field(default_factory=list)
-    watch: tuple[str, ...] | None = None  # source_file_dependencies a path rule gave it (paths.py)
+    watch: tuple[str, ...] | None = None  # source_file_dependencies a path rule gave it (path_rules.py)
     ident: str = ""  # the key it has, or the one the import gives it (convert.py)
 
     @property

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipegen.importer import paths
+from pipegen.importer import path_rules
 from pipegen.importer.expand import plugin_flavour
 from pipegen.selection.matching import explain
 
@@ -63,7 +63,7 @@ def folders_of(files: list[str]) -> list[str]:
 @given(st.lists(SEGMENTS, min_size=1, max_size=3).map("/".join), UNIVERSE)
 def test_if_changed_globs_select_what_buildkite_selects(pattern, files):
     files = [f for f in files if f not in folders_of(files)]  # a path is a file or a folder, not both
-    entries, notes = paths.if_changed_rule(pattern, folders_of(files))
+    entries, notes = path_rules.if_changed_rule(pattern, folders_of(files))
     reference = re.compile(zz_regex(pattern, crossing=True))
     for path in files:
         if reference.fullmatch(path):
@@ -78,8 +78,8 @@ def test_if_changed_globs_select_what_buildkite_selects(pattern, files):
 def test_watch_paths_select_what_each_plugin_version_selects(pattern, prefix, files):
     files = [f for f in files if f not in folders_of(files)]
     folders = folders_of(files)
-    glob, notes = paths.watch_rule(pattern, None, "glob", folders)
-    raw, _ = paths.watch_rule(prefix or "a", None, "prefix", folders)
+    glob, notes = path_rules.watch_rule(pattern, None, "glob", folders)
+    raw, _ = path_rules.watch_rule(prefix or "a", None, "prefix", folders)
     reference = re.compile(zz_regex(pattern, crossing=False)) if "*" in pattern else None
     for path in files:
         plugin = bool(reference and reference.fullmatch(path)) or path.startswith(pattern)
@@ -92,7 +92,7 @@ def test_watch_paths_select_what_each_plugin_version_selects(pattern, prefix, fi
 
 def test_a_raw_prefix_is_written_so_and_the_boundary_reading_is_named():
     # monebag/monorepo-diff v2.0.x: `test` also matches tests/ and test_x.py; pipegen's `test` would not.
-    entries, notes = paths.watch_rule(["test", "api/"], None, "prefix", ["test", "tests"])
+    entries, notes = path_rules.watch_rule(["test", "api/"], None, "prefix", ["test", "tests"])
     assert entries == ["/test*", "api/**"]
     assert selected(entries, "tests/unit/a.py") and selected(entries, "test_x.py") and not selected(entries, "a/test")
     assert notes == ["watch path 'test' is a raw prefix for this plugin version: it also selects test* (e.g. "
@@ -100,7 +100,7 @@ def test_a_raw_prefix_is_written_so_and_the_boundary_reading_is_named():
 
 
 def test_if_changed_star_stays_in_its_folder_and_a_folder_name_is_only_that_path():
-    entries, notes = paths.if_changed_rule({"include": ["src/*", "Makefile", "lib"], "exclude": "src/gen.go"},
+    entries, notes = path_rules.if_changed_rule({"include": ["src/*", "Makefile", "lib"], "exclude": "src/gen.go"},
                                            ["src", "src/sub", "lib"])
     assert selected(entries, "src/a.go") and not selected(entries, "src/sub/b.go") and not selected(entries, "src/gen.go")
     assert selected(entries, "Makefile") and not selected(entries, "lib/x.go")
@@ -109,15 +109,15 @@ def test_if_changed_star_stays_in_its_folder_and_a_folder_name_is_only_that_path
 
 
 def test_a_glob_without_a_slash_matches_at_the_root_only():
-    entries, _ = paths.if_changed_rule("*.md", [])
+    entries, _ = path_rules.if_changed_rule("*.md", [])
     assert selected(entries, "README.md") and not selected(entries, "docs/a.md")
 
 
 def test_monorepo_diff_v1_reads_a_regular_expression_prefix():
-    entries, _ = paths.watch_rule("app.js", None, "grep", [])
+    entries, _ = path_rules.watch_rule("app.js", None, "grep", [])
     assert selected(entries, "app.jsx") and selected(entries, "app_js/x")
-    with pytest.raises(paths.Untranslatable, match="regular expression"):
-        paths.watch_rule("app/(a|b)", None, "grep", [])
+    with pytest.raises(path_rules.Untranslatable, match="regular expression"):
+        path_rules.watch_rule("app/(a|b)", None, "grep", [])
 
 
 @pytest.mark.parametrize("name, flavour", [
@@ -133,8 +133,8 @@ def test_the_plugin_version_says_how_paths_are_read(name, flavour):
 def test_a_glob_naming_everything_below_its_folders_needs_no_guard_and_no_note():
     # elastic/elastic-agent's `dev-tools/**/*`: every file below dev-tools/cmd/ matches it whole, as Buildkite
     # reads it, so gitignore bringing the folder's files selects nothing more (the import said it did).
-    entries, notes = paths.if_changed_rule(["dev-tools/**/*", "magefile.go"], ["dev-tools", "dev-tools/cmd"])
+    entries, notes = path_rules.if_changed_rule(["dev-tools/**/*", "magefile.go"], ["dev-tools", "dev-tools/cmd"])
     assert entries == ["dev-tools/**/*", "magefile.go"] and notes == []
     assert selected(entries, "dev-tools/cmd/x/main.go") and not selected(entries, "dev-tools")
-    _, notes = paths.if_changed_rule("a/**/b", ["a", "a/b"])  # a/b/c is no match of the whole path: said so
+    _, notes = path_rules.if_changed_rule("a/**/b", ["a", "a/b"])  # a/b/c is no match of the whole path: said so
     assert notes and "also selects the files below a/b/" in notes[0]
