@@ -15,8 +15,8 @@ from pipegen.errors import PipegenError, UsageError
 from pipegen.importer.nodes import Pipeline
 
 if TYPE_CHECKING:
-    from pipegen.importer.compare import Difference
     from pipegen.importer.convert import Imported
+    from pipegen.importer.upload_model.verdict import Finding
 
 WRITTEN = ("pipegen.yaml", "hardware.yaml", "steps")
 
@@ -42,7 +42,8 @@ def main(args: ImportOptions, out: TextIO) -> int:
     result = convert(pipelines, relative)
     result.missing[:0], result.notes[:0] = missing, notes
     _write(out_dir, result.files, args.force)
-    differences = _render_back(root, f"{relative}/pipegen.yaml", result)
+    differences = _render_back(root, f"{relative}/pipegen.yaml", result, [_text(p) for p in args.files],
+                               [_display(p, root) for p in args.files])
     out.write(report(result, differences, relative, [_display(p, root) for p in args.files]))
     return 1 if result.missing or differences else 0
 
@@ -120,13 +121,13 @@ def _write(out_dir: str, files: dict[str, dict[str, Any]], force: bool) -> None:
         raise UsageError(f"cannot write {exc.filename}: {exc.strerror}", fix="pass a writable --out DIR") from None
 
 
-def _render_back(root: str, config: str, result: Imported) -> list[Difference]:
-    """The written declarations rendered with --all, compared with the input; a failure to load or render
-    is one more thing not carried over."""
+def _render_back(root: str, config: str, result: Imported, texts: list[str], names: list[str]) -> list[Finding]:
+    """The written declarations rendered with --all, and both the input files and the rendered text uploaded
+    in the model of Buildkite (importer/upload_model/): what differs. A failure to load or render is one
+    more thing not carried over."""
     from pipegen.dialects.load import load
-    from pipegen.importer.compare import compare
-    from pipegen.importer.nodes import read_pipeline
-    from pipegen.importer.view import read_view
+    from pipegen.importer.upload_model.build import build
+    from pipegen.importer.upload_model.verdict import compare
     from pipegen.model import ChangeSet, Options
     from pipegen.render.rendered import place, render_pipeline
     from pipegen.selection.decide import decide
@@ -134,10 +135,21 @@ def _render_back(root: str, config: str, result: Imported) -> list[Difference]:
     try:
         decl = load(root, config, {})
         selection = decide(decl, ChangeSet((), reason="pipegen import"), Options(run_all="--all"))
-        data = render_pipeline(decl, selection, place(decl)).data  # the text as the check read it back
+        text = render_pipeline(decl, selection, place(decl)).text
     except PipegenError as exc:
         result.missing.append(f"the written declarations do not render: {exc}")
         return []
-    rendered = read_view(read_pipeline(data, "rendered"))
-    expected = {ident: record for view in result.views for ident, record in view.items()}
-    return compare(expected, rendered)
+    original = build(list(zip(names, texts, strict=True)), lambda path: _upload_text(path, root))
+    return compare(original, build([("the rendered pipeline", text)]))
+
+
+def _text(path: str) -> str:
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return handle.read()
+
+
+def _upload_text(path: str, root: str) -> str | None:
+    """A file an upload names, for the model: one inside the repository only (as the import follows)."""
+    target = os.path.realpath(os.path.join(root, path))
+    inside = target.startswith(os.path.realpath(root) + os.sep) and not os.path.isabs(path)
+    return _text(target) if inside and os.path.isfile(target) else None

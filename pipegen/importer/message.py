@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipegen.importer.compare import Difference, summary
 from pipegen.importer.convert import Imported
+from pipegen.importer.upload_model.verdict import Finding, describe
 
 SHOWN_NOTES = 20
 
 
-def report(result: Imported, differences: Sequence[Difference], out_dir: str, inputs: Sequence[str]) -> str:
+def report(result: Imported, differences: Sequence[Finding], out_dir: str, inputs: Sequence[str]) -> str:
     lines = [f"Imported {result.steps} step{'s' * (result.steps != 1)} from {', '.join(inputs)} into {out_dir}/: "
              f"{', '.join(sorted(result.files))}"]
     if result.families:
@@ -35,8 +35,8 @@ def report(result: Imported, differences: Sequence[Difference], out_dir: str, in
         lines.append("Not carried over (the files are written with everything else):")
         lines += [f"  {item}" for item in result.missing]
         if differences:
-            lines.append("Rendered with --all, it differs from the input as Buildkite reads both:")
-            lines += summary(list(differences))
+            lines.append("Rendered with --all, it differs from the input as Buildkite would run both:")
+            lines += describe(list(differences))
     else:
         lines.append("Proven: rendered with --all, it equals the input as Buildkite reads both.")
     config = f"{out_dir}/pipegen.yaml"
