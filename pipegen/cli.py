@@ -254,10 +254,11 @@ def audit(**options: Any) -> int:
 
 @cli.command("import")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--out", "out_dir", metavar="DIR", help="Where to write the declarations (default: the .buildkite/ "
-              "beside the first FILE).")
-@click.option("--force", is_flag=True, help="Replace existing declarations in DIR (pipegen.yaml, hardware.yaml, "
-              "steps/).")
+@click.option("--out", "out_dir", metavar="DIR", help="The folder to write the declarations in, pipegen's own "
+              "(default: .buildkite/pipegen/ beside the first FILE).")
+@click.option("--force", is_flag=True, help="Replace DIR when it holds only files pipegen import wrote.")
+@click.option("--paths-field", metavar="NAME", help="A step field of another selector's (a list of paths, such as "
+              "Materialize's 'inputs') to read as the step's source_file_dependencies.")
 @_guard
 def import_(**options: Any) -> int:
     """Convert hand-written Buildkite pipelines into pipegen's declarations and prove them equal.
@@ -269,7 +270,7 @@ def import_(**options: Any) -> int:
     \b
     Example:
       pipegen import .buildkite/pipeline.yml
-      pipegen import .buildkite/pipeline.yml .buildkite/release.yml --out ci/ --force
+      pipegen import .buildkite/pipeline.yml .buildkite/release.yml --out ci/pipegen --force
     """
     from pipegen.commands.import_ import main
     from pipegen.commands.options import ImportOptions

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -18,7 +17,7 @@ if TYPE_CHECKING:
     from pipegen.importer.convert import Imported
     from pipegen.importer.upload_model.verdict import Finding
 
-WRITTEN = ("pipegen.yaml", "hardware.yaml", "steps")
+MARK = "# Written by pipegen import; `pipegen import --force` replaces this folder.\n"
 
 
 def main(args: ImportOptions, out: TextIO) -> int:
@@ -39,19 +38,21 @@ def main(args: ImportOptions, out: TextIO) -> int:
         expand.monorepo_diff(pipeline, folders, missing, notes)
         expand.if_changed(pipeline, folders, missing, notes)
     relative = os.path.relpath(out_dir, root).replace(os.sep, "/")
-    result = convert(pipelines, relative)
+    result = convert(pipelines, relative, args.paths_field)
     result.missing[:0], result.notes[:0] = missing, notes
-    _write(out_dir, result.files, args.force)
+    _write(out_dir, result.files)
     differences = _render_back(root, f"{relative}/pipegen.yaml", result, [_text(p) for p in args.files],
-                               [_display(p, root) for p in args.files])
+                               [_display(p, root) for p in args.files], args.paths_field)
     out.write(report(result, differences, relative, [_display(p, root) for p in args.files]))
     return 1 if result.missing or differences else 0
 
 
 def _default_dir(first: str) -> str:
-    """The .buildkite/ beside the first file (the file's own folder when that is one)."""
+    """.buildkite/pipegen/ beside the first file: a folder of pipegen's own, so it never meets a repository's
+    own .buildkite/steps/ or scripts (the first file's folder when that is .buildkite/)."""
     folder = os.path.dirname(os.path.abspath(first))
-    return folder if os.path.basename(folder) == ".buildkite" else os.path.join(folder, ".buildkite")
+    return os.path.join(folder if os.path.basename(folder) == ".buildkite" else os.path.join(folder, ".buildkite"),
+                        "pipegen")
 
 
 def _display(path: str, root: str) -> str:
@@ -68,14 +69,22 @@ def _read(path: str, root: str, notes: list[str]) -> Pipeline:
 
 
 def _read_upload(paths: Sequence[str], root: str, notes: list[str]) -> Pipeline | str:
-    """The first of the files an upload names that exists in the repository (the agent's default list)."""
+    """The first of the files an upload names that exists in the repository (the agent's default list); a
+    path that leaves the repository (`../x.yml`, an absolute path, a link out) is not followed."""
     for path in paths:
+        if not _inside(path, root):
+            return f"it uploads {path}, which is outside the repository; pipegen import follows only files in it"
         if os.path.isfile(os.path.join(root, path)):
             try:
                 return _read(os.path.join(root, path), root, notes)
             except PipegenError as exc:
                 return f"the uploaded {path} does not read: {exc}"
     return f"it uploads {paths[0]}, which is not a file in the repository (a generated pipeline?); not importable"
+
+
+def _inside(path: str, root: str) -> bool:
+    real_root = os.path.realpath(root)
+    return not os.path.isabs(path) and os.path.realpath(os.path.join(root, path)).startswith(real_root + os.sep)
 
 
 def _folders(root: str, environ: Mapping[str, str]) -> list[str]:
@@ -101,27 +110,55 @@ _Dumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
 
 
 def _refuse_overwrite(out_dir: str, force: bool) -> None:
-    existing = [name for name in WRITTEN if os.path.exists(os.path.join(out_dir, name))]
-    if existing and not force:
-        raise UsageError(f"{os.path.join(out_dir, existing[0])} exists: pipegen import never overwrites "
-                         "declarations", fix="pass --force to replace them, or --out DIR for another folder")
+    """The output folder is pipegen's own: absent, or (with --force) holding only files pipegen import wrote."""
+    if not os.path.lexists(out_dir):
+        return
+    if not force:
+        raise UsageError(f"{out_dir} exists: pipegen import never overwrites declarations",
+                         fix="pass --force to replace what pipegen import wrote there, or --out DIR for another folder")
+    foreign = _foreign(out_dir)
+    if foreign is not None:
+        raise UsageError(f"{foreign}: --force replaces only files pipegen import wrote, and this is not one of them",
+                         fix="move it out of the folder, or pass --out DIR for another folder")
 
 
-def _write(out_dir: str, files: dict[str, dict[str, Any]], force: bool) -> None:
-    steps = os.path.join(out_dir, "steps")
-    if force and os.path.isdir(steps):
-        shutil.rmtree(steps)  # a steps file left from before would load beside the new ones
+def _foreign(out_dir: str) -> str | None:
+    """The first entry of the folder that pipegen import did not write (a link, or a file without its mark)."""
+    if os.path.islink(out_dir) or not os.path.isdir(out_dir):
+        return f"{out_dir} ({'a link' if os.path.islink(out_dir) else 'not a folder'})"
+    for folder, subs, names in os.walk(out_dir):
+        for name in sorted(subs + names):
+            path = os.path.join(folder, name)
+            if os.path.islink(path) or not (os.path.isdir(path) or os.path.isfile(path)):
+                return f"{path} (a link or not a regular file)"
+            if os.path.isfile(path) and not _marked(path):
+                return path
+    return None
+
+
+def _marked(path: str) -> bool:
     try:
-        for name, data in files.items():
-            path = os.path.join(out_dir, name)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120))
+        with open(path, "rb") as handle:
+            return handle.read(len(MARK)) == MARK.encode()
+    except OSError:
+        return False
+
+
+def _write(out_dir: str, files: dict[str, dict[str, Any]]) -> None:
+    """The whole folder at once (atomic.replace_folder): on any failure the old one is byte-identical."""
+    from pipegen.atomic import replace_folder
+
+    texts = {name: MARK + yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120)
+             for name, data in files.items()}
+    try:
+        replace_folder(out_dir, texts)
     except OSError as exc:
-        raise UsageError(f"cannot write {exc.filename}: {exc.strerror}", fix="pass a writable --out DIR") from None
+        raise UsageError(f"cannot write {exc.filename or out_dir}: {exc.strerror or exc}",
+                         fix="pass a writable --out DIR (a real folder, not a link)") from None
 
 
-def _render_back(root: str, config: str, result: Imported, texts: list[str], names: list[str]) -> list[Finding]:
+def _render_back(root: str, config: str, result: Imported, texts: list[str], names: list[str],
+                 consumed: str | None) -> list[Finding]:
     """The written declarations rendered with --all, and both the input files and the rendered text uploaded
     in the model of Buildkite (importer/upload_model/): what differs. A failure to load or render is one
     more thing not carried over."""
@@ -139,7 +176,8 @@ def _render_back(root: str, config: str, result: Imported, texts: list[str], nam
     except PipegenError as exc:
         result.missing.append(f"the written declarations do not render: {exc}")
         return []
-    original = build(list(zip(names, texts, strict=True)), lambda path: _upload_text(path, root))
+    original = build(list(zip(names, texts, strict=True)), lambda path: _upload_text(path, root),
+                     consumed=(consumed,) if consumed else ())
     return compare(original, build([("the rendered pipeline", text)]))
 
 
@@ -150,6 +188,5 @@ def _text(path: str) -> str:
 
 def _upload_text(path: str, root: str) -> str | None:
     """A file an upload names, for the model: one inside the repository only (as the import follows)."""
-    target = os.path.realpath(os.path.join(root, path))
-    inside = target.startswith(os.path.realpath(root) + os.sep) and not os.path.isabs(path)
-    return _text(target) if inside and os.path.isfile(target) else None
+    target = os.path.join(root, path)
+    return _text(target) if _inside(path, root) and os.path.isfile(target) else None

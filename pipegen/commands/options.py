@@ -98,4 +98,5 @@ class ImportOptions:
     files: tuple[str, ...]
     out_dir: str | None = None
     force: bool = False
+    paths_field: str | None = None  # another selector's path list, read as source_file_dependencies
     environ: Mapping[str, str] = field(default_factory=dict)  # git's environment (the tracked folders)

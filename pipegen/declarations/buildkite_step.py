@@ -176,8 +176,8 @@ def group_fields(raw: Any, where: Location) -> tuple[str, Any]:
     allowed: tuple[str, ...] = ()
     if "depends_on" in data:
         keys, allowed = depends_on(data["depends_on"], data.loc("depends_on"), "group field 'depends_on'")
-    rest = tuple((k, v) for k, v in data.items()
-                 if k not in (*GROUP_OWN, "key", "identifier", "id", "depends_on"))
+    rest = tuple((k, v) for k, v in data.items()  # a declared `depends_on: []` is kept as written: it opts out of
+                 if k not in (*GROUP_OWN, "key", "identifier", "id") and (k != "depends_on" or not keys))  # the waits
     name = string(data[names[0]], data.loc(names[0])).strip()
     return name, Group(name, data.loc(), key, keys, allowed, rest)
 

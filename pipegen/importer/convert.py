@@ -14,8 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipegen.importer.definitions import carry
 from pipegen.importer.families import Families, slug, tags
 from pipegen.importer.nodes import Node, Pipeline
+from pipegen.importer.typed_fields import typed_fields
 from pipegen.importer.view import Record, depends, read_view
 
 MOVED = ("key", "identifier", "id", "depends_on", "agents", "if_changed", "label", "name")
@@ -34,6 +36,7 @@ class Imported:
     families: dict[str, str] = field(default_factory=dict)  # name -> its agent tags
     selecting: list[str] = field(default_factory=list)  # keys of steps that now have dependencies
     views: list[dict[str, Record]] = field(default_factory=list)  # each input as Buildkite reads it
+    blocks_written: bool = False  # a block step is written (later files' steps opt out of it)
 
 
 def assign_idents(pipelines: list[Pipeline], notes: list[str]) -> dict[str, dict[str, str]]:
@@ -53,9 +56,11 @@ def assign_idents(pipelines: list[Pipeline], notes: list[str]) -> dict[str, dict
                 node.ident = key
             if node.ident:
                 owner.setdefault(node.ident, pipeline.file)
-    for pipeline in pipelines:  # then the steps without a key, around the keys written
+    # then the steps without a key, around the keys written (a block too where waits become depends_on)
+    keyed = SELECTED + (("block",) if len(pipelines) > 1 else ())
+    for pipeline in pipelines:
         for node in _walk(pipeline.steps):
-            if not node.ident and node.kind in SELECTED:
+            if not node.ident and node.kind in keyed:
                 node.ident = _unique(slug(node.label or _first_line(node) or node.kind), owner)
                 owner[node.ident] = pipeline.file
     return renames
@@ -78,22 +83,25 @@ def _first_line(node: Node) -> str:
     return str(lines[0]).strip().splitlines()[0] if lines and str(lines[0]).strip() else ""
 
 
-def convert(pipelines: list[Pipeline], out_dir: str) -> Imported:
-    """`out_dir`: the output folder relative to the repository root (the config names its files by it)."""
+def convert(pipelines: list[Pipeline], out_dir: str, paths_field: str | None = None) -> Imported:
+    """`out_dir`: the output folder relative to the repository root (the config names its files by it);
+    `paths_field`: another selector's path-list field, read as source_file_dependencies."""
     result = Imported()
     renames = assign_idents(pipelines, result.notes)
     families = Families()
-    number = 0
+    written: list[tuple[str, dict[str, Any]]] = []
     top = _shared_top(pipelines)
     for pipeline in pipelines:
         view = read_view(pipeline)
         result.views.append(view)
-        own = _own_top(pipeline, top, result)
+        own = carry(pipeline.steps, _own_top(pipeline, top, result), result.missing, pipeline.file)
         # Files rendered as one pipeline: a wait of one would also wait for the steps of the files before it.
-        context = _Context(renames[pipeline.file], families, result, own, view if len(pipelines) > 1 else None)
-        for name, data in _steps_files(pipeline, context):
-            number += 1
-            result.files[f"steps/{number:02d}-{name}.yaml"] = data
+        context = _Context(renames[pipeline.file], families, result, own, view if len(pipelines) > 1 else None,
+                           paths_field)
+        written += _steps_files(pipeline, context)
+    width = max(2, len(str(len(written))))  # names sort in pipeline order past 99 files too
+    result.files.update({f"steps/{number:0{width}d}-{name}.yaml": data for number, (name, data) in
+                         enumerate(written, 1)})
     known = {ident for view in result.views for ident in view} | {
         n.key for p in pipelines for n in _walk(p.steps) if n.key}
     external = list(dict.fromkeys(d for view in result.views for r in view.values() for d in r.deps if d not in known))
@@ -128,13 +136,16 @@ def _dependencies_selected(pipelines: list[Pipeline], result: Imported) -> None:
 def _shared_top(pipelines: list[Pipeline]) -> dict[str, Any]:
     """The pipeline-level fields every input file has alike: the config's `pipeline:`."""
     first = pipelines[0].top
-    return {name: value for name, value in first.items()
-            if name in TOP_CARRIED and all(p.top.get(name) == value for p in pipelines[1:])}
+    shared = {name: value for name, value in first.items() if name in TOP_CARRIED and name != "notify"
+              and all(p.top.get(name) == value for p in pipelines[1:])}
+    # Each upload's notify joins the build's (docs: pipelines/configure/notify): all of them, in upload order.
+    notify = [item for p in pipelines for item in (p.top.get("notify") or [])]
+    return {**shared, "notify": notify} if notify else shared
 
 
 def _own_top(pipeline: Pipeline, shared: dict[str, Any], result: Imported) -> dict[str, Any]:
     """A file's own pipeline-level env and agents (the other files have others): onto its steps."""
-    own = {name: value for name, value in pipeline.top.items() if name not in shared}
+    own = {name: value for name, value in pipeline.top.items() if name not in shared and name != "notify"}
     for name in own:
         if name not in ("env", "agents"):
             result.missing.append(f"{pipeline.file}: the pipeline's '{name}' (" + (
@@ -150,6 +161,7 @@ class _Context:
     result: Imported
     top: dict[str, Any]  # the file's own pipeline-level env and agents
     dissolve: dict[str, Record] | None  # a later file's view: its waits become depends_on
+    paths_field: str | None = None
 
 
 def _steps_files(pipeline: Pipeline, context: _Context) -> list[tuple[str, dict[str, Any]]]:
@@ -169,6 +181,8 @@ def _steps_files(pipeline: Pipeline, context: _Context) -> list[tuple[str, dict[
             head["key"] = context.renames.get(node.key or "", node.key) if node.key else None
             data: dict[str, Any] = {"group": {k: _renamed(k, v, context.renames) for k, v in head.items()
                                               if v is not None and not (context.dissolve and k == "depends_on")}}
+            if context.dissolve is not None and context.result.blocks_written:  # its steps say what they wait for
+                data["group"]["depends_on"] = []
             data["steps"] = [s for s in (_step(n, node, context) for n in node.children) if s is not None]
             files.append((slug(node.label or "group", 40), _with_env(data, context)))
     return files
@@ -211,7 +225,9 @@ def _step(node: Node, group: Node | None, context: _Context) -> dict[str, Any] |
         deps = [d if not allow else {"step": d, "allow_failure": True}
                 for d, allow in context.dissolve[node.ident].deps.items() if not d.startswith("#")]
         out.pop("depends_on", None)
-        out.update({"depends_on": deps} if deps else {})
+        # a block written before (another file's) is a wait in the one rendered file: `[]` opts out of it
+        out.update({"depends_on": deps} if deps or context.result.blocks_written else {})
+        context.result.blocks_written |= node.kind == "block"
     if node.kind == "command":
         agents = {**tags(context.top.get("agents")), **tags(node.fields.get("agents"))}
         family = context.families.place(agents)
@@ -219,6 +235,9 @@ def _step(node: Node, group: Node | None, context: _Context) -> dict[str, Any] |
             out["hardware"] = [family]
     elif "agents" in node.fields:
         out["agents"] = node.fields["agents"]
+    if node.kind == "command" and typed_fields(out, f"{node.where}: step '{out.get('key')}'", context.paths_field,
+                                               context.result.missing):
+        context.result.selecting.append(node.ident)
     watch = node.watch if node.watch is not None else group.watch if group is not None else None
     if watch is not None and node.kind in SELECTED:
         out["source_file_dependencies"] = list(watch)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pipegen.importer import path_rules
+from pipegen.importer.definitions import carry
 from pipegen.importer.families import tags
 from pipegen.importer.nodes import Node, Pipeline, read_step
 from pipegen.model import Location
@@ -86,8 +87,9 @@ def splice_uploads(pipeline: Pipeline, read: Callable[[list[str]], Pipeline | st
         spliced[uploaded.file] = node
         splice_uploads(uploaded, read, missing, notes, spliced)
         notes.append(f"{node.where}: the upload of {uploaded.file} is replaced by its {len(uploaded.steps)} steps")
+        top = carry(uploaded.steps, uploaded.top, missing, uploaded.file)  # its env holds for its own steps only
         for step in uploaded.steps:
-            _fold_top(step, uploaded.top)
+            _fold_top(step, top)
         _inherit_conditions(node, uploaded.steps, missing, notes)
         out.extend(uploaded.steps)
     pipeline.steps = out

@@ -62,6 +62,10 @@ class _Reader:
                 self._group_record(node)
                 seen += members
                 continue
+            if node.kind == "block":  # a block waits for every step before it, and every later step for it
+                seen.append(self.step(node, group, {**inherited, **(dict.fromkeys(seen, False) or barrier)}))
+                barrier = {seen[-1]: False}
+                continue
             seen.append(self.step(node, group, {**inherited, **barrier}))
         return seen
 
@@ -71,7 +75,8 @@ class _Reader:
         if node.key and node.key != ident:  # renamed by the import: the file's own references follow it
             self.aliases[node.key] = [ident]
         fields = normal_fields(node, self.top)
-        raw = list(waits.items()) + depends(node.fields.get("depends_on"))
+        # docs (depends-on): a step with depends_on runs "without waiting for block or wait steps"
+        raw = ([] if "depends_on" in node.fields else list(waits.items())) + depends(node.fields.get("depends_on"))
         if group is not None:
             raw += depends(group.fields.get("depends_on"))
             for name in GROUP_DOWN:

@@ -22,12 +22,15 @@ def run(root, *args):
     return result
 
 
+OUT = ".buildkite/pipegen"  # the import's default folder: its own, beside the repository's .buildkite/steps/
+
+
 def written(root, name):
-    return yaml.safe_load((root / ".buildkite" / name).read_text())
+    return yaml.safe_load((root / OUT / name).read_text())
 
 
 def steps_of(root):
-    return [s for f in sorted((root / ".buildkite/steps").iterdir()) for s in yaml.safe_load(f.read_text())["steps"]]
+    return [s for f in sorted((root / OUT / "steps").iterdir()) for s in yaml.safe_load(f.read_text())["steps"]]
 
 
 PIPELINE = """\
@@ -68,7 +71,7 @@ def test_a_pipeline_becomes_a_config_steps_files_and_families_and_is_proven_equa
     assert result.exit_code == 0, result.output
     assert "Proven: rendered with --all, it equals the input as Buildkite reads both." in result.output
     assert written(root, "pipegen.yaml") == {
-        "steps": [".buildkite/steps"], "hardware": ".buildkite/hardware.yaml", "no_dependencies": "run",
+        "steps": [f"{OUT}/steps"], "hardware": f"{OUT}/hardware.yaml", "no_dependencies": "run",
         "unselected": "skip", "interpolate": ["*"], "pipeline": {"env": {"GLOBAL": "1"}}}
     assert written(root, "hardware.yaml")["families"] == {
         "default": {"vendor": "cpu", "template": "plain"},  # a step without agents gets none, as before
@@ -79,7 +82,7 @@ def test_a_pipeline_becomes_a_config_steps_files_and_families_and_is_proven_equa
     assert "source_file_dependencies" not in lint  # watched nothing: runs on every build, as before
     assert (wait, wait_on) == ("wait", {"wait": None, "continue_on_failure": True})  # the structure, as written
     assert docs["source_file_dependencies"] == ["docs/*", "!docs/x.md"] and "hardware" not in docs  # no agents
-    assert yaml.safe_load((root / ".buildkite/steps/02-docs.yaml").read_text())["group"] == {
+    assert yaml.safe_load((root / OUT / "steps/02-docs.yaml").read_text())["group"] == {
         "group": "Docs", "key": "docs-group"}
     assert deploy["depends_on"] == "docs-group" and deploy["hardware"] == ["deploy-os-linux"]
     assert "agents" not in deploy
@@ -91,11 +94,13 @@ def test_select_on_the_imported_declarations_runs_what_if_changed_ran(tmp_path):
     run(root, ".buildkite/pipeline.yml")
     commit_files(root, {}, "import")
     commit_files(root, {"docs/b.md": "b\n"})
-    select = CliRunner().invoke(cli, ["select", "--root", str(root), "--base", "HEAD~1", "--format", "json"],
+    select = CliRunner().invoke(cli, ["select", "--root", str(root), "--config", ".buildkite/pipegen/pipegen.yaml", "--base", "HEAD~1",
+                                      "--format", "json"],
                                 env={"PIPEGEN_CACHE_DIR": ""})
     actions = {s["key"]: s["action"] for s in json.loads(select.stdout)["steps"] if not s["key"].startswith("wait-")}
     assert actions == {"test": "block", "lint": "run", "docs": "run", "deploy": "run"}, select.output
-    render = CliRunner().invoke(cli, ["render", "--root", str(root), "--base", "HEAD~1"], env={"PIPEGEN_CACHE_DIR": ""})
+    render = CliRunner().invoke(cli, ["render", "--root", str(root), "--config", ".buildkite/pipegen/pipegen.yaml",
+                                      "--base", "HEAD~1"], env={"PIPEGEN_CACHE_DIR": ""})
     steps = {s["key"]: s for s in yaml.safe_load(render.stdout)["steps"] if "key" in s}
     assert steps["test"]["skip"] and "skip" not in steps["lint"]  # skipped, as if_changed skipped it
 
@@ -107,16 +112,71 @@ def test_a_selected_step_that_others_depend_on_is_named(tmp_path):
            "skipped it before)" in result.output, result.output
 
 
-def test_it_never_overwrites_declarations_without_force(tmp_path):
-    root = repo(tmp_path)
-    run(root, ".buildkite/pipeline.yml")
-    (root / ".buildkite/steps/99-mine.yaml").write_text("steps: []\n")
+def test_it_never_overwrites_declarations_without_force_and_force_replaces_only_its_own(tmp_path):
+    root = repo(tmp_path, files={".buildkite/steps/build.sh": "#!/bin/sh\n"})  # buildkite/agent keeps scripts there
+    first = run(root, ".buildkite/pipeline.yml")
+    assert first.exit_code == 0, first.output
+    assert (root / ".buildkite/steps/build.sh").read_text() == "#!/bin/sh\n"  # the default folder is pipegen's own
+    before = {p: p.read_bytes() for p in (root / OUT).rglob("*") if p.is_file()}
+    (root / OUT / "steps/01-pipeline.yaml").write_text(first_line(root) + "steps: []\n")  # pipegen's, edited
     again = run(root, ".buildkite/pipeline.yml")
     assert again.exit_code == 2
     assert again.output.startswith("pipegen: error: ") and "pipegen import never overwrites declarations" in again.output
     assert "--force" in again.output
+    (root / OUT / "steps/99-mine.yaml").write_text("steps: []\n")  # a file pipegen did not write
+    refused = run(root, ".buildkite/pipeline.yml", "--force")
+    assert refused.exit_code == 2 and "99-mine.yaml: --force replaces only files pipegen import wrote" in refused.output
+    (root / OUT / "steps/99-mine.yaml").unlink()
     forced = run(root, ".buildkite/pipeline.yml", "--force")
-    assert forced.exit_code in (0, 1) and not (root / ".buildkite/steps/99-mine.yaml").exists()
+    assert forced.exit_code == 0, forced.output
+    assert {p: p.read_bytes() for p in (root / OUT).rglob("*") if p.is_file()} == before
+
+
+def first_line(root):
+    return (root / OUT / "pipegen.yaml").read_text().splitlines(keepends=True)[0]
+
+
+def test_force_never_follows_a_link_out_of_the_folder(tmp_path):
+    root = repo(tmp_path)
+    assert run(root, ".buildkite/pipeline.yml").exit_code == 0
+    outside = tmp_path / "outside.yaml"
+    outside.write_text(first_line(root) + "mine: 1\n")
+    (root / OUT / "pipegen.yaml").unlink()
+    (root / OUT / "pipegen.yaml").symlink_to(outside)
+    result = run(root, ".buildkite/pipeline.yml", "--force")
+    assert result.exit_code == 2 and "pipegen.yaml (a link or not a regular file)" in result.output, result.output
+    assert outside.read_text().endswith("mine: 1\n")
+    linked = repo(tmp_path / "b")
+    (tmp_path / "elsewhere").mkdir()
+    (linked / OUT).symlink_to(tmp_path / "elsewhere")  # the folder itself a link
+    result = run(linked, ".buildkite/pipeline.yml", "--force")
+    assert result.exit_code == 2 and "(a link)" in result.output and not list((tmp_path / "elsewhere").iterdir())
+
+
+def test_force_on_a_read_only_folder_is_a_message_and_the_old_folder_stays(tmp_path):
+    import os
+    root = repo(tmp_path)
+    assert run(root, ".buildkite/pipeline.yml").exit_code == 0
+    before = {p: p.read_bytes() for p in (root / OUT).rglob("*") if p.is_file()}
+    os.chmod(root / ".buildkite", 0o555)
+    try:
+        result = run(root, ".buildkite/pipeline.yml", "--force")
+    finally:
+        os.chmod(root / ".buildkite", 0o755)
+    if os.geteuid() != 0:  # root writes anywhere
+        assert result.exit_code == 2 and result.output.startswith("pipegen: error: cannot write"), result.output
+    assert {p: p.read_bytes() for p in (root / OUT).rglob("*") if p.is_file()} == before
+
+
+def test_an_upload_that_leaves_the_repository_is_not_followed(tmp_path):
+    (tmp_path / "x.yml").write_text("steps:\n  - {key: evil, command: steal}\n")
+    for path in ("../x.yml", str(tmp_path / "x.yml"), ".buildkite/link.yml"):
+        root = repo(tmp_path / str(abs(hash(path))), f"steps:\n  - command: buildkite-agent pipeline upload {path}\n")
+        (root / ".buildkite/link.yml").symlink_to(tmp_path / "x.yml")
+        result = run(root, ".buildkite/pipeline.yml")
+        assert result.exit_code == 1, result.output
+        assert f"it uploads {path}, which is outside the repository" in result.output
+        assert "steal" not in "".join(p.read_text() for p in (root / OUT).rglob("*.yaml"))
 
 
 def test_bad_input_is_named_by_file_line_and_column(tmp_path):
@@ -124,7 +184,7 @@ def test_bad_input_is_named_by_file_line_and_column(tmp_path):
     result = run(root, ".buildkite/pipeline.yml")
     assert result.exit_code == 2
     assert result.output.startswith("pipegen: error: .buildkite/pipeline.yml:4:5: a step with no command"), result.output
-    assert not (root / ".buildkite/pipegen.yaml").exists()
+    assert not (root / OUT).exists()
 
 
 def test_the_same_key_in_two_files_is_renamed_with_a_note(tmp_path):
@@ -211,7 +271,8 @@ def test_a_monorepo_diff_step_becomes_the_steps_it_uploads(tmp_path):
     assert "its diff is 'git diff --name-only origin/main...HEAD'; pipegen diffs against the merge base" in result.output
     commit_files(root, {}, "import")
     commit_files(root, {"services/webapp/y.js": "y\n"})
-    select = CliRunner().invoke(cli, ["select", "--root", str(root), "--base", "HEAD~1", "--format", "json"],
+    select = CliRunner().invoke(cli, ["select", "--root", str(root), "--config", ".buildkite/pipegen/pipegen.yaml", "--base", "HEAD~1",
+                                      "--format", "json"],
                                 env={"PIPEGEN_CACHE_DIR": ""})
     actions = {s["key"]: s["action"] for s in json.loads(select.stdout)["steps"] if not s["key"].startswith("wait-")}
     assert actions == {"lint": "run", "api": "block", "web": "run", "deploy": "run"}  # what the plugin uploaded

@@ -45,7 +45,8 @@ def select(root, *paths):
     git(root, "add", "-A")
     git(root, "commit", "-q", "--allow-empty", "-m", "import")
     commit_files(root, dict.fromkeys(paths, f"{paths}\n"))  # a new text each time: every path changes
-    result = CliRunner().invoke(cli, ["select", "--root", str(root), "--base", "HEAD~1", "--format", "json"],
+    result = CliRunner().invoke(cli, ["select", "--root", str(root), "--config", ".buildkite/pipegen/pipegen.yaml", "--base", "HEAD~1",
+                                      "--format", "json"],
                                 env={"PIPEGEN_CACHE_DIR": ""})
     return {s["key"]: s["action"] for s in json.loads(result.stdout)["steps"]}
 

@@ -52,6 +52,7 @@ class Build:
     refused: list[str] = field(default_factory=list)  # why Buildkite would fail an upload or the build
     unknown: list[str] = field(default_factory=list)  # what the model cannot tell (nothing is proven)
     keys: dict[str, list[str]] = field(default_factory=dict)  # key -> the jobs it stands for
+    consumed: tuple[str, ...] = ()
 
 
 @dataclass
@@ -63,9 +64,11 @@ class _Upload:
     condition: dict[str, Any]  # the `if` and `branches` of the step that uploaded it
 
 
-def build(uploads: list[tuple[str, str]], read: Callable[[str], str | None] = lambda path: None) -> Build:
-    """`uploads`: (name, text) of each upload, in order; `read`: a followed upload's file text, or None."""
-    out = Build()
+def build(uploads: list[tuple[str, str]], read: Callable[[str], str | None] = lambda path: None,
+          consumed: tuple[str, ...] = ()) -> Build:
+    """`uploads`: (name, text) of each upload, in order; `read`: a followed upload's file text, or None;
+    `consumed`: step fields the user's own script reads and removes before the upload (`--paths-field`)."""
+    out = Build(consumed=consumed)
     for name, text in uploads:
         _upload(out, name, text, {}, {}, {}, read, [])
     _resolve(out)
@@ -201,7 +204,8 @@ def _followed(raw: dict[str, Any], kind: str, read: Callable[[str], str | None])
 
 
 def _job(out: Build, upload: _Upload, raw: dict[str, Any], kind: str, uid: str, group: str | None) -> Job:
-    fields = step_fields.fields(raw, kind, upload.env, upload.agents)
+    fields = step_fields.fields({k: v for k, v in raw.items() if k not in out.consumed}, kind, upload.env,
+                                upload.agents)
     for name, held in upload.condition.items():
         if name == "if":
             fields["if"] = held if fields.get("if") is None else f"({held}) && ({fields['if']})"

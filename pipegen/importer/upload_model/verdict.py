@@ -52,7 +52,7 @@ def compare(original: Build, rendered: Build) -> list[Finding]:
         if uid not in pairs:
             found.append(Finding(_name(job), "step", job.kind, None))
             continue
-        found += _job(job, rendered.jobs[pairs[uid]], pairs)
+        found += _job(job, rendered.jobs[pairs[uid]], pairs, (original, rendered))
     taken = set(pairs.values())
     found += [Finding(_name(job), "step", None, job.kind) for uid, job in rendered.jobs.items() if uid not in taken]
     if sorted(map(_canon, original.notify)) != sorted(map(_canon, rendered.notify)):
@@ -60,7 +60,7 @@ def compare(original: Build, rendered: Build) -> list[Finding]:
     return found
 
 
-def _job(want: Job, have: Job, pairs: dict[str, str]) -> list[Finding]:
+def _job(want: Job, have: Job, pairs: dict[str, str], names: tuple[Build, Build]) -> list[Finding]:
     out: list[Finding] = []
     name = _name(want)
     if want.kind != have.kind:
@@ -71,7 +71,7 @@ def _job(want: Job, have: Job, pairs: dict[str, str]) -> list[Finding]:
         out.append(Finding(name, "group", want.group, have.group))
     deps = {pairs.get(d, d): a for d, a in want.deps.items()}
     if deps != have.deps and want.kind != "group":  # a group's dependencies are its steps' (compared there)
-        out.append(Finding(name, "depends_on", sorted(want.deps), sorted(have.deps)))
+        out.append(Finding(name, "depends_on", _names(want.deps, names[0]), _names(have.deps, names[1])))
     for field in sorted(set(want.fields) | set(have.fields)):
         if _canon(want.fields.get(field)) != _canon(have.fields.get(field)):
             out.append(Finding(name, field, want.fields.get(field), have.fields.get(field)))
@@ -80,6 +80,11 @@ def _job(want: Job, have: Job, pairs: dict[str, str]) -> list[Finding]:
 
 def _canon(data: object) -> str:
     return json.dumps(data, sort_keys=True, default=repr)
+
+
+def _names(deps: dict[str, bool], build: Build) -> list[str]:
+    return sorted(_name(build.jobs[d]) + (" (allow_failure)" if allow else "") if d in build.jobs else d
+                  for d, allow in deps.items())
 
 
 def _name(job: Job) -> str:
