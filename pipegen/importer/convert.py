@@ -37,6 +37,7 @@ class Imported:
     selecting: list[str] = field(default_factory=list)  # keys of steps that now have dependencies
     views: list[dict[str, Record]] = field(default_factory=list)  # each input as Buildkite reads it
     blocks_written: bool = False  # a block step is written (later files' steps opt out of it)
+    groups: dict[str, dict[str, Any]] = field(default_factory=dict)  # group name -> the fields written for it
 
 
 def assign_idents(pipelines: list[Pipeline], notes: list[str]) -> dict[str, dict[str, str]]:
@@ -183,9 +184,23 @@ def _steps_files(pipeline: Pipeline, context: _Context) -> list[tuple[str, dict[
                                               if v is not None and not (context.dissolve and k == "depends_on")}}
             if context.dissolve is not None and context.result.blocks_written:  # its steps say what they wait for
                 data["group"]["depends_on"] = []
+            data["group"] = _group_once(data["group"], node, context.result)
             data["steps"] = [s for s in (_step(n, node, context) for n in node.children) if s is not None]
             files.append((slug(node.label or "group", 40), _with_env(data, context)))
     return files
+
+
+def _group_once(head: dict[str, Any], node: Node, result: Imported) -> dict[str, Any] | str:
+    """pipegen joins steps files of one group name into one group, its fields written in one of them: a
+    second file of the name writes the name alone (its fields, where they differ, are named)."""
+    name = head.get("group")
+    first = result.groups.setdefault(str(name), head)
+    if first is head:
+        return head
+    if {k: v for k, v in head.items() if k != "key"} != {k: v for k, v in first.items() if k != "key"}:
+        result.missing.append(f"{node.where}: group '{name}' is also in another file, with other fields; pipegen "
+                              "writes one group of a name: this one's fields are left out")
+    return str(name)
 
 
 def _with_env(data: dict[str, Any], context: _Context) -> dict[str, Any]:

@@ -191,7 +191,7 @@ def _exclusive(first: object, second: object) -> bool:
 
 
 def _followed(raw: dict[str, Any], kind: str, read: Callable[[str], str | None]) -> tuple[str, str] | None:
-    found = step_fields.commands(raw) if kind == "command" and not raw.get("plugins") else None
+    found = step_fields.commands(raw) if kind == "command" else None
     match = UPLOAD.match(found) if isinstance(found, str) else None
     if match is None:
         return None
