@@ -240,8 +240,9 @@ def _step(node: Node, group: Node | None, context: _Context) -> dict[str, Any] |
         deps = [d if not allow else {"step": d, "allow_failure": True}
                 for d, allow in context.dissolve[node.ident].deps.items() if not d.startswith("#")]
         out.pop("depends_on", None)
-        # a block written before (another file's) is a wait in the one rendered file: `[]` opts out of it
-        out.update({"depends_on": deps} if deps or context.result.blocks_written else {})
+        # a block written before (another file's) is a wait in the one rendered file: `[]` opts out of it;
+        # a block itself would wait for every step written before it
+        out.update({"depends_on": deps} if deps or context.result.blocks_written or node.kind == "block" else {})
         context.result.blocks_written |= node.kind == "block"
     if node.kind == "command":
         agents = {**tags(context.top.get("agents")), **tags(node.fields.get("agents"))}

@@ -55,28 +55,29 @@ class _Reader:
                 if node.key:
                     self.aliases[node.key] = list(seen)
                 continue
-            if node.kind == "group":
-                outer = {**inherited, **barrier}
+            if node.kind == "group":  # its steps wait for what it waits for (its depends_on replaces the waits)
+                outer = {**inherited, **({} if "depends_on" in node.fields else barrier)}
                 members = self.scope(node.children, node, outer)
                 self.aliases[node.key or f"group:{node.label}"] = members
                 self._group_record(node)
                 seen += members
                 continue
             if node.kind == "block":  # a block waits for every step before it, and every later step for it
-                seen.append(self.step(node, group, {**inherited, **(dict.fromkeys(seen, False) or barrier)}))
+                seen.append(self.step(node, group, inherited, dict.fromkeys(seen, False) or barrier))
                 barrier = {seen[-1]: False}
                 continue
-            seen.append(self.step(node, group, {**inherited, **barrier}))
+            seen.append(self.step(node, group, inherited, barrier))
         return seen
 
-    def step(self, node: Node, group: Node | None, waits: dict[str, bool]) -> str:
+    def step(self, node: Node, group: Node | None, inherited: dict[str, bool], waits: dict[str, bool]) -> str:
         self.count += 1
         ident = node.ident or node.key or f"#{self.count}"
         if node.key and node.key != ident:  # renamed by the import: the file's own references follow it
             self.aliases[node.key] = [ident]
         fields = normal_fields(node, self.top)
         # docs (depends-on): a step with depends_on runs "without waiting for block or wait steps"
-        raw = ([] if "depends_on" in node.fields else list(waits.items())) + depends(node.fields.get("depends_on"))
+        raw = list(inherited.items()) + ([] if "depends_on" in node.fields else list(waits.items())) + \
+            depends(node.fields.get("depends_on"))
         if group is not None:
             raw += depends(group.fields.get("depends_on"))
             for name in GROUP_DOWN:
