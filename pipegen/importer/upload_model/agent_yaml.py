@@ -18,20 +18,19 @@ class UploadYamlError(ValueError):
     """Text the agent would not parse (the upload fails)."""
 
 
-class AgentLoader(yaml.SafeLoader):
-    """PyYAML's safe loader with yaml.v3's implicit types."""
+class AgentLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """PyYAML's safe loader (libyaml's parser where built) with yaml.v3's implicit types."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[object] = set()
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = self.construct_object(key_node, deep=True)
-            if isinstance(key, (str, int, float, bool)) or key is None:
-                if key in seen:
-                    raise UploadYamlError(f"line {key_node.start_mark.line + 1}: mapping key {key!r} already defined")
-                seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        seen: set[tuple[str, str]] = set()
+        for key_node, _ in node.value:  # plain keys compared as written (the tag says how each resolves)
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                if (key_node.tag, key_node.value) in seen:
+                    raise UploadYamlError(f"line {key_node.start_mark.line + 1}: mapping key "
+                                          f"{key_node.value!r} already defined")
+                seen.add((key_node.tag, key_node.value))
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 AgentLoader.yaml_implicit_resolvers = {}

@@ -70,13 +70,13 @@ def build(uploads: list[tuple[str, str]], read: Callable[[str], str | None] = la
     `consumed`: step fields the user's own script reads and removes before the upload (`--paths-field`)."""
     out = Build(consumed=consumed)
     for name, text in uploads:
-        _upload(out, name, text, {}, {}, {}, read, [])
+        _upload(out, name, text, {}, {}, {}, read, {})
     _resolve(out)
     return out
 
 
 def _upload(out: Build, name: str, text: str, defined: dict[str, Parts], inherited_env: dict[str, Any],
-            condition: dict[str, Any], read: Callable[[str], str | None], barrier: list[str]) -> list[str]:
+            condition: dict[str, Any], read: Callable[[str], str | None], barrier: dict[str, bool]) -> list[str]:
     try:
         data = parse(text, name)
         steps, top = (data, {}) if isinstance(data, list) else (data.get("steps"), data) \
@@ -102,7 +102,7 @@ def _upload(out: Build, name: str, text: str, defined: dict[str, Parts], inherit
 def _deep(data: Any, known: dict[str, Parts]) -> Any:
     """Every string of the data interpolated, mapping keys too."""
     if isinstance(data, str):
-        return value(interpolate(data, known))
+        return data if "$" not in data else value(interpolate(data, known))
     if isinstance(data, dict):
         return {_key(_deep(k, known)): _deep(v, known) for k, v in data.items()}
     if isinstance(data, list):
@@ -115,10 +115,10 @@ def _key(key: Any) -> Any:
 
 
 def _scope(out: Build, upload: _Upload, steps: list[Any], prefix: str, group: str | None, outer: dict[str, bool],
-           read: Callable[[str], str | None], barrier_in: list[str]) -> list[str]:
+           read: Callable[[str], str | None], barrier_in: dict[str, bool]) -> list[str]:
     """The steps of one scope; returns the uids of its jobs (for a group's key and a later wait)."""
     before: list[str] = []
-    barrier: dict[str, bool] = dict.fromkeys(barrier_in, False)
+    barrier = dict(barrier_in)  # what the scope's first steps wait for (an uploading step's waits)
     for index, raw in _exclusive_twins(steps, read):
         uid, kind = f"{prefix}{index + 1}", step_fields.kind_of(raw)
         raw = {} if isinstance(raw, str) else raw
@@ -128,7 +128,7 @@ def _scope(out: Build, upload: _Upload, steps: list[Any], prefix: str, group: st
             generated = _Upload(f"{uid} (monorepo-diff)", upload.env, None, upload.defined,
                                 {**upload.condition, **cond})
             before += _scope(out, generated, monorepo_diff.uploaded(*plugin, upload.env), f"{uid}.", None, {}, read,
-                             list(barrier))
+                             dict(barrier))
             continue
         followed = _followed(raw, kind, read)
         if followed is not None and group is None:
@@ -138,7 +138,7 @@ def _scope(out: Build, upload: _Upload, steps: list[Any], prefix: str, group: st
                                              step_fields.mapping(raw.get("env")).items()}}
             cond = {k: raw[k] for k in ("if", "branches") if raw.get(k) not in (None, "")}
             before += _upload(out, path, text, defined, child_env, {**upload.condition, **cond}, read,
-                              list(barrier))
+                              dict(barrier))
             continue
         if kind == "wait" and not any(raw.get(k) for k in ("if", "depends_on", "allow_dependency_failure")):
             allow = bool(raw.get("continue_on_failure"))
@@ -148,7 +148,7 @@ def _scope(out: Build, upload: _Upload, steps: list[Any], prefix: str, group: st
         implicit = (dict.fromkeys(before, False) or barrier) if kind == "block" else barrier  # a block waits too
         job.deps = {**outer, **({} if job.named is not None else implicit)}
         if kind == "group":
-            members = _scope(out, upload, raw.get("steps") or [], f"{uid}.", uid, {}, read, [])
+            members = _scope(out, upload, raw.get("steps") or [], f"{uid}.", uid, {}, read, {})
             for member in members:
                 out.jobs[member].deps = {**job.deps, **out.jobs[member].deps}
                 out.jobs[member].named = (out.jobs[member].named or []) + (job.named or []) \
