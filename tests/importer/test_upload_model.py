@@ -40,6 +40,9 @@ def test_yaml_as_the_agent_reads_it():
     assert parse("a: yes\nb: on\nc: 0o17\nd: 1_000\ne: 2024-01-01\nf: True\n", "x") == {
         "a": "yes", "b": "on", "c": 15, "d": "1_000", "e": "2024-01-01", "f": True}
     assert build([("x", "steps:\n  - command: a\n    command: b\n")]).refused  # a key twice: refused
+    assert parse("a: &x {k: 1, j: 2}\nb: {<<: *x, k: 3}\nc: {<<: [{m: 1}, {m: 2, n: 2}]}\n", "x") == {
+        "a": {"k": 1, "j": 2}, "b": {"k": 3, "j": 2}, "c": {"m": 1, "n": 2}}
+    assert build([("x", "steps:\n  - command: !!python/object:os.system echo\n")]).refused  # no such tag
 
 
 def test_a_files_env_interpolates_its_references_in_order():

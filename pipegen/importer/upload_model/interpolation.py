@@ -15,13 +15,14 @@ so "equal" is a promise and "differs" may be cautious.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from pipegen.frozen import frozen
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 SUBSTRING = re.compile(r":\s*(-?\d+)(?::\s*(-?\d+))?$")
 
 
-@dataclass(frozen=True)
+@frozen
 class Term:
     """What the uploader's environment gives: `op` is var, default (`word` when unset, or also when empty if
     `colon`), required, substring; or over a defined value: otherwise (`of`, else `word` when empty),

@@ -10,15 +10,15 @@ either. Differences are told by field, so one change on hundreds of jobs is one 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
+from pipegen.frozen import frozen
 from pipegen.importer.upload_model.build import Build, Job
 from pipegen.importer.upload_model.interpolation import show
 
 SHOWN = 70  # characters of a value in a message
 
 
-@dataclass(frozen=True)
+@frozen
 class Finding:
     step: str
     field: str  # a field, or: step, kind, group, label, depends_on, notify, refused
@@ -55,7 +55,7 @@ def compare(original: Build, rendered: Build) -> list[Finding]:
         found += _job(job, rendered.jobs[pairs[uid]], pairs, (original, rendered))
     taken = set(pairs.values())
     found += [Finding(_name(job), "step", None, job.kind) for uid, job in rendered.jobs.items() if uid not in taken]
-    if sorted(map(_canon, original.notify)) != sorted(map(_canon, rendered.notify)):
+    if sorted(map(_canon, original.notify)) != sorted(map(_canon, rendered.notify)):  # as a set of lines
         found.append(Finding("the build", "notify", original.notify, rendered.notify))
     return found
 
@@ -73,9 +73,20 @@ def _job(want: Job, have: Job, pairs: dict[str, str], names: tuple[Build, Build]
     if deps != have.deps and want.kind != "group":  # a group's dependencies are its steps' (compared there)
         out.append(Finding(name, "depends_on", _names(want.deps, names[0]), _names(have.deps, names[1])))
     for field in sorted(set(want.fields) | set(have.fields)):
-        if _canon(want.fields.get(field)) != _canon(have.fields.get(field)):
+        if not _same(want.fields.get(field), have.fields.get(field)):
             out.append(Finding(name, field, want.fields.get(field), have.fields.get(field)))
     return out
+
+
+def _same(first: object, second: object) -> bool:
+    """Equal and of the same types throughout (True is not 1, "1" is not 1)."""
+    if type(first) is not type(second):
+        return False
+    if isinstance(first, dict) and isinstance(second, dict):
+        return first.keys() == second.keys() and all(_same(v, second[k]) for k, v in first.items())
+    if isinstance(first, (list, tuple)) and isinstance(second, (list, tuple)):
+        return len(first) == len(second) and all(_same(a, b) for a, b in zip(first, second, strict=True))
+    return first == second
 
 
 def _canon(data: object) -> str:
