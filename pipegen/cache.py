@@ -1,9 +1,28 @@
-"""Where pipegen keeps what it compiles or scans (templates, Buildkite's schema, check's import scans):
-an optimisation only."""
+"""Where pipegen keeps what it parsed or scanned (declaration parses, check's import scans): data, never code.
+
+Trust model: an entry is bytes that pipegen decodes as JSON (never pickle, marshal or exec), and it is used
+only when all of these hold, else it is a miss (a slower run, never an error):
+- the cache folder is a real folder (not a link) owned by this user and writable by no one else: pipegen
+  creates it 0700, makes a folder of its own private again (one an older pipegen made under umask 002),
+  and uses none owned by anyone else;
+- the entry is a regular file owned by this user, writable by no one else, under MAX_BYTES;
+- it holds the key the reader asks for (what the entry was computed from, pipegen's version included) and
+  the sha256 of its content, both checked before the content is decoded.
+Someone who can write as this user can change anything this user runs; no one else can plant an entry.
+Entries are written whole (pipegen.atomic), 0600.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
+import stat
+
+from pipegen import atomic
+
+MAGIC = b"pipegen cache 1\n"
+MAX_BYTES = 64 << 20  # vLLM's largest entry (import scans) is about 1 MB
 
 
 def cache_dir() -> str | None:
@@ -13,3 +32,68 @@ def cache_dir() -> str | None:
         return chosen or None
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "pipegen")
+
+
+def entry_path(*parts: str) -> str | None:
+    """The path of an entry under the cache folder (parts: subfolders, then the file name), its folders
+    created private; None when there is no cache or a folder on the way is not this user's own."""
+    root = cache_dir()
+    if not root:
+        return None
+    folder = os.path.join(root, *parts[:-1])
+    return os.path.join(folder, parts[-1]) if _private(root) and (folder == root or _private(folder)) else None
+
+
+def load(path: str, key: str) -> bytes | None:
+    """The content stored at `path` under `key`, verified; None for anything else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not _own(info) or not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
+            return None
+        with open(fd, "rb", closefd=False) as handle:
+            data = handle.read(MAX_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    header = MAGIC + key.encode() + b"\n"
+    if not data.startswith(header):
+        return None
+    digest, _, content = data[len(header):].partition(b"\n")
+    return content if digest == hashlib.sha256(content).hexdigest().encode() else None
+
+
+def store(path: str, key: str, content: bytes) -> None:
+    """Keep `content` at `path` under `key` (whole, 0600); a failure costs only speed."""
+    if "\n" in key:
+        raise ValueError("a cache key is one line")
+    digest = hashlib.sha256(content).hexdigest().encode()
+    with contextlib.suppress(OSError):
+        atomic.write_bytes(path, b"".join((MAGIC, key.encode(), b"\n", digest, b"\n", content)), durable=False,
+                           mode=0o600)
+
+
+def _own(info: os.stat_result) -> bool:
+    """Owned by this user and writable by no one else."""
+    return info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _private(folder: str) -> bool:
+    """`folder` exists (made 0700 if missing), is a real folder, this user's, and no one else can write it."""
+    try:
+        try:
+            info = os.lstat(folder)
+        except FileNotFoundError:
+            os.makedirs(folder, mode=0o700)
+            info = os.lstat(folder)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+            return False
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):  # ours, made under a loose umask: private from now on
+            os.chmod(folder, 0o700)
+    except OSError:
+        return False
+    return True

@@ -63,7 +63,8 @@ def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _guard(func: Callable[..., int]) -> Callable[..., None]:
-    """Run a command; a user error is one message on stderr and its exit code."""
+    """Run a command; a user error is one message on stderr and its exit code; Ctrl-C exits 130 (click
+    would make it 1, "Aborted!"), after every write in flight was undone (pipegen.atomic)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> None:
@@ -72,6 +73,9 @@ def _guard(func: Callable[..., int]) -> Callable[..., None]:
         except PipegenError as exc:
             click.echo(f"pipegen: error: {exc}", err=True)
             sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("pipegen: interrupted", err=True)
+            sys.exit(130)
         sys.exit(code or 0)
 
     return wrapper

@@ -61,12 +61,10 @@ def git_repo(root: Path, files: Mapping[str, str], branch: str = "main") -> Path
 
 @functools.cache
 def buildkite_schema_validator():
-    """An independent check: jsonschema on check-jsonschema's vendored copy (not pipegen's fast path)."""
-    import importlib.resources
-
+    """An independent check: jsonschema on the vendored schema file (not pipegen's fast path)."""
     import jsonschema
 
-    text = importlib.resources.files("check_jsonschema.builtin_schemas.vendor").joinpath("buildkite.json").read_text()
+    text = (ROOT / "pipegen" / "buildkite" / "buildkite-pipeline-schema.json").read_text(encoding="utf-8")
     return jsonschema.Draft7Validator(json.loads(text))
 
 

@@ -38,9 +38,15 @@ def _tracked_files() -> list[str]:
 
 
 def _expected_in_wheel(tracked: list[str]) -> set[str]:
-    """pipegen/ as tracked, and templates/ as pipegen/templates/."""
-    return ({name for name in tracked if name.startswith("pipegen/")}
-            | {"pipegen/" + name for name in tracked if name.startswith("templates/")})
+    """pipegen/ as tracked, templates/ as pipegen/templates/, and what setup.py compiles from them: the
+    schema's validator and a module per template (Jinja's names), with the stamps that say from what."""
+    from jinja2 import ModuleLoader
+
+    templates = [name for name in tracked if name.startswith("templates/")]
+    compiled = {f"pipegen/render/compiled_templates/{ModuleLoader.get_module_filename(name.split('/', 1)[1])}"
+                for name in templates if name.endswith(".j2")}
+    return ({name for name in tracked if name.startswith("pipegen/")} | {"pipegen/" + name for name in templates}
+            | compiled | {"pipegen/render/compiled_templates/STAMP", "pipegen/buildkite/compiled_schema.py"})
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +94,45 @@ def test_installed_files_are_the_tracked_ones(installed: Path) -> None:
     files = {path.relative_to(site).as_posix() for path in (site / "pipegen").rglob("*")
              if path.is_file() and "__pycache__" not in path.parts}
     assert files == _expected_in_wheel(_tracked_files())
+
+
+# What `pip install pipegen` brings (issue 30: ten distributions at most; check-jsonschema brought 21).
+DISTRIBUTIONS = {"pipegen", "pyyaml", "jinja2", "markupsafe", "click", "pathspec", "fastjsonschema", "identify"}
+
+
+def test_the_install_brings_few_distributions(built: tuple[Path, Path]) -> None:
+    """The wheel's requirements and theirs, resolved against this environment (offline), markers as here."""
+    from email.parser import Parser
+    from importlib.metadata import PackageNotFoundError, requires
+    from importlib.metadata import metadata as installed_metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    with zipfile.ZipFile(built[0]) as wheel:
+        meta = Parser().parsestr(next(wheel.read(n).decode() for n in wheel.namelist() if n.endswith(".dist-info/METADATA")))
+    found, todo = {"pipegen"}, [Requirement(r) for r in meta.get_all("Requires-Dist") or []]
+    while todo:
+        requirement = todo.pop()
+        name = canonicalize_name(requirement.name)
+        if name in found or (requirement.marker and not requirement.marker.evaluate({"extra": ""})):
+            continue
+        found.add(name)
+        try:
+            installed_metadata(name)
+            todo += [Requirement(r) for r in requires(name) or []]
+        except PackageNotFoundError:
+            pass  # still counted: pip would install it
+    assert found == DISTRIBUTIONS and len(found) <= 10
+
+
+def test_the_wheel_runs_what_it_compiled(installed: Path) -> None:
+    """The compiled schema and templates are the ones pipegen uses, not compiled again in every run."""
+    probe = ("from pipegen.buildkite import schema, compiled_schema; from pipegen.render import templates; "
+             "assert compiled_schema.STAMP == schema.stamp(); assert schema.validator() is compiled_schema.validate; "
+             "print(type(templates._builtin_loader()).__name__)")
+    result = subprocess.run([str(installed / "bin" / "python"), "-c", probe], cwd=installed, capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.strip() == "ModuleLoader", result.stderr
 
 
 def test_every_subcommand_is_tried() -> None:

@@ -75,19 +75,19 @@ def test_select_loads_buildkite_s_schema_only_for_steps_that_use_its_fields(smal
     assert "jsonschema" not in modules  # ... by the compiled schema: jsonschema only explains an error
 
 
-# Validation needs neither jsonschema (fastjsonschema's compiled schema does it) nor check_jsonschema (only its file).
-RENDER_UNUSED = ("jsonschema", "check_jsonschema", "git", "torch")
+# Validation needs no jsonschema: fastjsonschema's compiled schema does it.
+RENDER_UNUSED = ("jsonschema", "git", "torch")
 
 
 def test_render_from_a_file_list_imports_no_validator_library(small_repo: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
-    for run in ("compiles the schema", "reads the cached schema"):
+    for run in ("fills the parse cache", "reads the parse cache"):
         status, modules = _modules(CLI, "render", "--root", str(small_repo), "--files-from", "-",
                                    stdin="src/core/a.py\n", env={"PIPEGEN_CACHE_DIR": str(cache)})
         assert status in (0, None), run
         assert "pipegen.buildkite.schema" in modules  # it did validate
         assert [m for m in modules if m.split(".")[0] in RENDER_UNUSED] == [], run
-        assert list(cache.glob("buildkite-schema-*.marshal")), run
+        assert list(cache.glob("yaml/*.json")) and not list(cache.glob("*.marshal")), run  # data, never code
     assert "yaml" not in modules  # the declarations' parse came from the cache too (yamlio.load_file)
 
 

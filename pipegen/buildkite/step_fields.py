@@ -1,9 +1,9 @@
-"""Buildkite's command-step fields, read from its published schema (the copy check-jsonschema vendors).
+"""Buildkite's command-step fields, read from its published schema (vendored: buildkite/schema.py).
 
 The accepted fields are the schema's own `commandStep` properties, so the list
 never goes stale. A value is checked against its field's definition through
-the compiled schema (`schema.validator()`, cached, about a millisecond); only
-when one fails is jsonschema imported to say which part and why.
+the compiled schema (`schema.validator()`, about a millisecond); only
+when one fails does schema_errors say which part and why.
 """
 
 from __future__ import annotations
@@ -64,20 +64,18 @@ def problems(fields: Mapping[str, Any]) -> list[Problem]:
 
 
 def _explain(name: str, value: Any) -> list[Problem]:
-    import jsonschema
+    from pipegen.buildkite.schema_errors import refusal
 
-    sub = field_schemas()[name]
-    schema = {**sub, "definitions": _root()["definitions"]}
-    best = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(schema).iter_errors(value))
+    best = refusal(("definitions", "commandStep", "properties", name), value)
     if best is None:
         return []
     hint = ""
-    if best.validator == "enum" and isinstance(best.instance, str):
+    if best.rule == "enum" and isinstance(best.value, str) and isinstance(best.rule_value, list):
         import difflib
 
-        close = difflib.get_close_matches(best.instance, [str(v) for v in best.validator_value], n=1, cutoff=0.5)
+        close = difflib.get_close_matches(best.value, [str(v) for v in best.rule_value], n=1, cutoff=0.5)
         hint = f"did you mean '{close[0]}'?" if close else ""
-    return [Problem(name, tuple(best.absolute_path), best.message, expects(sub), hint)]
+    return [Problem(name, best.path, best.message, expects(field_schemas()[name]), hint)]
 
 
 _TYPES = {"string": "a string", "integer": "a whole number", "number": "a number", "boolean": "true or false",

@@ -6,6 +6,7 @@ import os
 from collections.abc import Sequence
 from typing import TextIO
 
+from pipegen import atomic
 from pipegen.commands.options import RenderOptions
 from pipegen.commands.selecting import load_declarations, select_for, warn_if_untrusted
 from pipegen.errors import UsageError
@@ -59,7 +60,6 @@ def _template_inputs(root: str, templates: str, placement: Placement) -> Sequenc
 
 def _write(path: str, text: str) -> None:
     try:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        atomic.write_text(path, text)  # whole or not at all; a link at the path is replaced, not followed
     except OSError as exc:
         raise UsageError(f"cannot write --annotation {path}: {exc.strerror}", fix="pass a writable path") from None

@@ -14,6 +14,7 @@ from dataclasses import replace
 from functools import partial
 from typing import TextIO
 
+from pipegen import atomic
 from pipegen.commands.options import RunOptions
 from pipegen.commands.selecting import load_declarations, select
 from pipegen.errors import UsageError
@@ -79,8 +80,7 @@ def local_env(environ: Mapping[str, str]) -> dict[str, str]:
 
 def write_junit(path: str, cases: list[Case]) -> None:
     try:
-        with open(path, "wb") as f:
-            f.write(junit_xml("pipegen run", cases))
+        atomic.write_bytes(path, junit_xml("pipegen run", cases))  # whole or not at all, a link not followed
     except OSError as exc:
         raise UsageError(f"cannot write --junit {path}: {exc.strerror}") from None
 

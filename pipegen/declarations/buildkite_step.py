@@ -170,7 +170,7 @@ def group_fields(raw: Any, where: Location) -> tuple[str, Any]:
         if name not in definition:
             raise DeclarationError(f"unknown group field '{name}'", data.loc(name),
                                    suggest(name, set(definition) - {"steps"}))
-    _check_group(data, definition)
+    _check_group(data)
     key = data.get("key", data.get("identifier", data.get("id")))
     keys: tuple[str, ...] = ()
     allowed: tuple[str, ...] = ()
@@ -182,7 +182,7 @@ def group_fields(raw: Any, where: Location) -> tuple[str, Any]:
     return name, Group(name, data.loc(), key, keys, allowed, rest)
 
 
-def _check_group(data: LocDict, definition: Mapping[str, Any]) -> None:
+def _check_group(data: LocDict) -> None:
     import fastjsonschema
 
     from pipegen.buildkite.schema import validator
@@ -190,22 +190,19 @@ def _check_group(data: LocDict, definition: Mapping[str, Any]) -> None:
     try:
         validator()({"steps": [{**data, "steps": [{"command": "true"}]}]})
     except fastjsonschema.JsonSchemaException:
-        refuse_field("group field", data, definition, data.loc)
+        refuse_field("group field", data, "groupStep", data.loc)
 
 
-def refuse_field(what: str, fields: Mapping[str, Any], definition: Mapping[str, Any],
-                 loc: Callable[[str], Location]) -> None:
-    """Raise for the first field whose value the schema refuses, naming it and what the schema expects
-    (asked only once the whole item failed: jsonschema's messages are the readable ones)."""
-    import jsonschema
-
+def refuse_field(what: str, fields: Mapping[str, Any], step_type: str, loc: Callable[[str], Location]) -> None:
+    """Raise for the first field whose value the schema's `step_type` (groupStep, ...) refuses, naming it and
+    what the schema expects (asked only once the whole item failed)."""
     from pipegen.buildkite.schema import load_schema
+    from pipegen.buildkite.schema_errors import refusal
     from pipegen.buildkite.step_fields import expects
 
-    root = load_schema()
+    definition = load_schema()["definitions"][step_type]["properties"]
     for name, value in fields.items():
-        schema = {**definition[name], "definitions": root["definitions"]}
-        best = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(schema).iter_errors(value))
+        best = refusal(("definitions", step_type, "properties", name), value) if name in definition else None
         if best is not None:
             raise DeclarationError(f"{what} '{name}': {best.message}; Buildkite's schema expects "
                                    f"{expects(definition[name])}", loc(name)) from None

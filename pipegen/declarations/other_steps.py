@@ -47,7 +47,7 @@ def other_step(raw: Any, where: Location, kind: str, group: str, depends: tuple[
             raise DeclarationError(f"unknown {kind} step field '{name}'",
                                    data.loc(name) if hasattr(data, "loc") else where, suggest(name, known))
     theirs = {k: v for k, v in data.items() if k not in OWN}
-    _check(kind, theirs, definition, data, where)
+    _check(kind, theirs, data, where)
     key = next((data[n] for n in NAMES if n in data), None)
     keys, allowed = depends
     if "depends_on" in data:
@@ -84,7 +84,7 @@ def _definition(kind: str) -> dict[str, Any]:
     return properties
 
 
-def _check(kind: str, theirs: dict[str, Any], definition: dict[str, Any], data: Any, where: Location) -> None:
+def _check(kind: str, theirs: dict[str, Any], data: Any, where: Location) -> None:
     import fastjsonschema
 
     from pipegen.buildkite.schema import validator
@@ -94,7 +94,7 @@ def _check(kind: str, theirs: dict[str, Any], definition: dict[str, Any], data: 
         return
     except fastjsonschema.JsonSchemaException:
         pass
-    bk.refuse_field(f"{kind} step field", theirs, definition,
+    bk.refuse_field(f"{kind} step field", theirs, f"{kind}Step",
                     lambda name: data.loc(name) if hasattr(data, "loc") else where)
     raise DeclarationError(f"Buildkite's schema refuses this {kind} step", where,
                            f"write it as Buildkite documents the {kind} step")

@@ -33,11 +33,10 @@ def pipeline_fields(raw: Any, where: Location) -> tuple[tuple[str, Any], ...]:
     try:
         validator()({"steps": [], **data})
     except fastjsonschema.JsonSchemaException:
-        import jsonschema
+        from pipegen.buildkite.schema_errors import refusal
 
         for name, value in data.items():
-            definition = {**schema["properties"][name], "definitions": schema["definitions"]}
-            best = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(definition).iter_errors(value))
+            best = refusal(("properties", name), value)
             if best is not None:
                 from pipegen.buildkite.step_fields import expects
 

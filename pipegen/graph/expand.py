@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from pipegen.cache import cache_dir
+from pipegen import cache
 from pipegen.errors import DeclarationError
 from pipegen.graph.derived import Link, python_closure, python_starts
 from pipegen.model import Declarations, Step
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from pipegen.graph.scan_cache import ScanCache
 
 VERSION = 1
+STORE_KEY = f"derived {VERSION}"
 KEEP = 64  # closures kept: one per (roots, tree) pair
 
 
@@ -145,19 +146,21 @@ class Store:
     """derived.json under the cache dir: key -> {links, sha256 of the links}."""
 
     def __init__(self) -> None:
-        folder = cache_dir()
-        self.file = os.path.join(folder, "derived.json") if folder else None
+        self.file = cache.entry_path("derived.json")
         self.entries: dict[str, Any] = self._load()
         self.changed = False
 
     def _load(self) -> dict[str, Any]:
+        """The stored entries; none when the file is absent or untrusted (pipegen.cache) or not this format."""
+        content = cache.load(self.file, STORE_KEY) if self.file else None
         try:
-            with open(self.file or "", encoding="utf-8") as handle:
-                data = json.load(handle)
-        except (OSError, ValueError):
+            data = json.loads(content) if content is not None else None
+        except ValueError:
             return {}
-        ok = isinstance(data, dict) and data.get("version") == VERSION and isinstance(data.get("entries"), dict)
-        return data["entries"] if ok else {}
+        if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("entries"), dict):
+            return {}
+        entries: dict[str, Any] = data["entries"]
+        return entries
 
     def get(self, key: str) -> list[Link] | None:
         entry = self.entries.get(key)
@@ -179,11 +182,5 @@ class Store:
     def save(self) -> None:
         if not self.file or not self.changed:
             return
-        from pipegen.atomic import write_text
-
-        try:
-            os.makedirs(os.path.dirname(self.file), mode=0o700, exist_ok=True)
-            text = json.dumps({"version": VERSION, "entries": self.entries}, separators=(",", ":"))
-            write_text(self.file, text, durable=False, mode=0o600)  # verified when read
-        except OSError:
-            pass  # a read-only cache dir costs speed, not correctness
+        text = json.dumps({"version": VERSION, "entries": self.entries}, separators=(",", ":"))
+        cache.store(self.file, STORE_KEY, text.encode())  # whole, 0600; a failure costs speed, not correctness

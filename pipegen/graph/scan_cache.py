@@ -5,9 +5,9 @@ its content is new: `git ls-files -s` names the blob of every tracked file, and
 a file edited, deleted or unmerged in the work tree (`git diff-files`) is read
 from disk and never stored under its index SHA. One cache file (pipegen.cache:
 $PIPEGEN_CACHE_DIR, '' for none) holds scans by blob, shared by every
-repository: a run that scanned something new rewrites it (atomically), the
-current tree's blobs first, then older ones up to LIMIT.
-An optimisation only: a missing, unreadable or corrupt cache is rebuilt.
+repository: a run that scanned something new rewrites it (whole, pipegen.atomic),
+the current tree's blobs first, then older ones up to LIMIT. JSON data, verified
+before use (pipegen.cache); a missing, untrusted or corrupt cache is rebuilt.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 
-from pipegen.cache import cache_dir
+from pipegen import cache
 from pipegen.graph.import_scan import ImportSpec, scan_imports
 
 VERSION = 1  # bump when import_scan.py reads differently
+KEY = f"import-scans {VERSION}"
 LIMIT = 10_000  # scans kept: vLLM has 3,300 Python files; loading 10,000 takes about 40 ms
 
 
@@ -32,7 +33,7 @@ class ScanCache:
         self.root = root
         self.tracked = tracked
         self.blobs = {p: s for p, s in (blobs or {}).items() if p not in (dirty or set())}
-        self.file = _cache_file() if self.blobs else None
+        self.file = cache.entry_path("import-scans.json") if self.blobs else None
         self.stored: dict[str, Sequence[ImportSpec]] = _load(self.file) if self.file else {}
         self.added = 0  # scans of blobs the cache did not hold
 
@@ -56,14 +57,7 @@ class ScanCache:
         current = {sha: self.stored[sha] for sha in self.blobs.values() if sha in self.stored}
         older = (item for item in self.stored.items() if item[0] not in current)
         keep = dict([*current.items(), *itertools.islice(older, max(0, LIMIT - len(current)))])
-        try:
-            os.makedirs(os.path.dirname(self.file), exist_ok=True)
-            temporary = f"{self.file}.{os.getpid()}.tmp"
-            with open(temporary, "w", encoding="utf-8") as handle:
-                json.dump({"version": VERSION, "scans": keep}, handle, separators=(",", ":"))
-            os.replace(temporary, self.file)
-        except OSError:
-            pass  # a read-only cache dir costs speed, not correctness
+        cache.store(self.file, KEY, json.dumps({"version": VERSION, "scans": keep}, separators=(",", ":")).encode())
 
     def _read(self, path: str) -> str | None:
         """Tracked files only; a file that is listed but absent reads as None."""
@@ -81,16 +75,11 @@ def _well_formed(specs: object) -> bool:
     return isinstance(specs, list) and all(isinstance(s, list) and len(s) == 3 for s in specs)
 
 
-def _cache_file() -> str | None:
-    folder = cache_dir()
-    return os.path.join(folder, "import-scans.json") if folder else None
-
-
 def _load(file: str) -> dict[str, Sequence[ImportSpec]]:
+    content = cache.load(file, KEY)
     try:
-        with open(file, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
+        data = json.loads(content) if content is not None else None
+    except ValueError:
         return {}
     if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("scans"), dict):
         return {}

@@ -33,7 +33,8 @@ def check(text: str, limit: int = JOB_LIMIT, external: tuple[str, ...] = ()) -> 
         raise OutputError("the rendered pipeline is not a mapping with 'steps'")
     import fastjsonschema
 
-    from pipegen.buildkite.schema import validate, validator
+    from pipegen.buildkite.schema import validator
+    from pipegen.buildkite.schema_errors import validate
 
     try:
         validator()(data)

@@ -7,18 +7,18 @@ No user string reaches the YAML raw: every `{{ expression }}` goes out through
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import os
 from typing import TYPE_CHECKING
 
-from pipegen.cache import cache_dir
 from pipegen.errors import UsageError
 from pipegen.render.page import Page
 from pipegen.render.yaml_writer import Safe, block, flow, scalar
 
 if TYPE_CHECKING:  # jinja2 is imported when a pipeline is rendered, not with this module
     from jinja2 import BaseLoader, Environment
-    from jinja2.bccache import Bucket
+
+COMPILED = "compiled_templates"  # the folder beside this module that setup.py writes into the wheel
 
 
 def builtin_templates() -> str:
@@ -34,40 +34,19 @@ def builtin_templates() -> str:
     return os.path.join(os.path.dirname(package), "templates")
 
 
+@functools.cache
 def environment(templates: str | None = None) -> Environment:
-    """The Jinja environment: a user's folder first, then the shipped templates (also as builtin/NAME)."""
+    """The Jinja environment: a user's folder first, then the shipped templates (also as builtin/NAME).
+    One per process and folder: a template is compiled once, and read again only when its file changes."""
     from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader, StrictUndefined
 
-    builtin = FileSystemLoader(builtin_templates())
+    builtin = _builtin_loader()
     loaders: list[BaseLoader] = []
     if templates:
         if not os.path.isdir(templates):
             raise UsageError(f"--templates {templates}: not a folder", fix="pass a folder of *.j2 templates")
         loaders.append(FileSystemLoader(templates))
     loaders += [builtin, PrefixLoader({"builtin": builtin})]
-    bytecode_cache = None
-    folder = cache_dir()
-    if folder:
-        from jinja2 import FileSystemBytecodeCache
-
-        class QuietCache(FileSystemBytecodeCache):
-            """A cache that is only an optimisation: an unreadable or unwritable one is no error."""
-
-            def load_bytecode(self, bucket: Bucket) -> None:
-                try:
-                    super().load_bytecode(bucket)
-                except (OSError, ValueError, EOFError):
-                    bucket.reset()
-
-            def dump_bytecode(self, bucket: Bucket) -> None:
-                with contextlib.suppress(OSError):
-                    super().dump_bytecode(bucket)
-
-        try:
-            os.makedirs(os.path.join(folder, "jinja"), exist_ok=True)
-            bytecode_cache = QuietCache(os.path.join(folder, "jinja"))
-        except OSError:
-            bytecode_cache = None
     env = Environment(
         loader=ChoiceLoader(loaders),
         undefined=StrictUndefined,
@@ -76,14 +55,54 @@ def environment(templates: str | None = None) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        bytecode_cache=bytecode_cache,
-        auto_reload=False,
+        auto_reload=True,  # a stat per template: a --templates file edited between two renders is read again
     )
     env.filters["q"] = scalar
     env.filters["flow"] = flow
     env.filters["block"] = block
     env.filters["raw"] = Safe  # deliberate opt-out: the template author vouches for the text
     return env
+
+
+def _builtin_loader() -> BaseLoader:
+    """The shipped templates: compiled to Python when the wheel was built (setup.py: write_compiled,
+    byte-compiled on install like any module), else read and compiled now (a checkout, or a wheel whose
+    templates or Jinja changed since). Nothing compiled is read from a cache."""
+    from jinja2 import FileSystemLoader, ModuleLoader
+
+    compiled = os.path.join(os.path.dirname(os.path.abspath(__file__)), COMPILED)
+    try:
+        with open(os.path.join(compiled, "STAMP"), encoding="utf-8") as handle:
+            if handle.read() == _stamp():
+                return ModuleLoader(compiled)
+    except OSError:
+        pass
+    return FileSystemLoader(builtin_templates())
+
+
+def _stamp() -> str:
+    """What the compiled templates are made from: the shipped templates' text and Jinja's version."""
+    import hashlib
+
+    import jinja2
+
+    digest = hashlib.sha256(jinja2.__version__.encode())
+    folder = builtin_templates()
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".j2"):
+            with open(os.path.join(folder, name), "rb") as handle:
+                digest.update(b"\0" + name.encode() + b"\0" + handle.read())
+    return digest.hexdigest()
+
+
+def write_compiled(target: str) -> None:
+    """Compile the shipped templates into `target` as Python modules (setup.py, when the wheel is built)."""
+    from jinja2 import FileSystemLoader
+
+    env = environment().overlay(loader=FileSystemLoader(builtin_templates()))
+    env.compile_templates(target, extensions=["j2"], zip=None, ignore_errors=False)
+    with open(os.path.join(target, "STAMP"), "w", encoding="utf-8") as handle:
+        handle.write(_stamp())
 
 
 def to_yaml(page: Page, templates: str | None = None) -> str:

@@ -1,4 +1,4 @@
-"""buildkite/schema.py (Buildkite's published pipeline schema, validated and explained) and implicit.py
+"""buildkite/schema.py and schema_errors.py (Buildkite's published pipeline schema, validated and explained) and implicit.py
 (the waits and blocks a step follows without a depends_on of its own)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pipegen.buildkite.implicit import implicit_waits
-from pipegen.buildkite.schema import validate
+from pipegen.buildkite.schema_errors import validate
 from pipegen.errors import OutputError
 from pipegen.model import Declarations, Location, Settings, Step
 

@@ -6,7 +6,7 @@ from pipegen.buildkite.step_fields import field_names, problems
 
 
 def test_the_accepted_fields_are_the_schemas():
-    # Not a list written here: the schema's command step, as check-jsonschema vendors it.
+    # Not a list written here: the schema's command step, as pipegen vendors it.
     assert {"if", "branches", "matrix", "artifact_paths", "notify", "priority", "cancel_on_build_failing",
             "allow_dependency_failure", "concurrency_method", "plugins", "agents", "skip"} <= field_names()
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import pipegen.cache
 from pipegen.check.findings import MAX_LINES
 from pipegen.cli import cli
 from pipegen.graph import scan_cache
@@ -87,6 +88,13 @@ def test_json_keeps_every_finding(tmp_path):
 # --------------------------------------------------------------------------- the import-scan cache
 
 
+def stored_scans(cache: Path) -> dict:
+    """The import-scan cache's content, verified as pipegen reads it."""
+    content = pipegen.cache.load(str(cache / "import-scans.json"), scan_cache.KEY)
+    assert content is not None
+    return json.loads(content)
+
+
 @pytest.fixture
 def scans(monkeypatch):
     """Count the files scanned (not taken from the cache)."""
@@ -127,7 +135,7 @@ def test_the_cache_keeps_the_current_tree_first_then_older_scans_up_to_its_limit
     root = uncovered_repo(tmp_path)
 
     def stored() -> set[str]:
-        return set(json.loads((cache / "import-scans.json").read_text())["scans"])
+        return set(stored_scans(cache)["scans"])
 
     def blob() -> str:
         return git(root, "rev-parse", "HEAD:tests/test_core.py").strip()
@@ -148,9 +156,9 @@ def test_a_corrupt_or_disabled_cache_changes_nothing(tmp_path, monkeypatch, scan
     monkeypatch.setenv("PIPEGEN_CACHE_DIR", str(cache))
     root = uncovered_repo(tmp_path)
     expected = check(root)
-    stored = json.loads((cache / "import-scans.json").read_text())
+    stored = stored_scans(cache)
     stored["scans"] = {sha: [["mypkg.m00"]] for sha in stored["scans"]}  # wrong shape: scanned again
-    (cache / "import-scans.json").write_text(json.dumps(stored))
+    pipegen.cache.store(str(cache / "import-scans.json"), scan_cache.KEY, json.dumps(stored).encode())
     assert check(root) == expected
     (cache / "import-scans.json").write_text("{not json")
     assert check(root) == expected

@@ -50,7 +50,7 @@ def test_a_cached_read_equals_a_parse(tmp_path: Path, monkeypatch: pytest.Monkey
     path = tmp_path / "steps.yaml"
     path.write_text(NESTED)
     plain, first, cached = reads(path, monkeypatch, tmp_path / "cache")
-    assert list((tmp_path / "cache" / "yaml").glob("*.pickle"))  # the second read came from it
+    assert list((tmp_path / "cache" / "yaml").glob("*.json"))  # the second read came from it
     assert located(plain) == located(first) == located(cached)
     assert cached["steps"][0].loc("agents").line == 5  # a merged key is shown where it was merged in
     assert cached["steps"][1].loc("env").line == 11
@@ -58,7 +58,8 @@ def test_a_cached_read_equals_a_parse(tmp_path: Path, monkeypatch: pytest.Monkey
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8))
 documents = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
-                         | st.dictionaries(st.text(min_size=1, max_size=6), inner, max_size=4), max_leaves=20)
+                         | st.dictionaries(st.text(min_size=1, max_size=6) | st.integers() | st.booleans(), inner,
+                                         max_size=4), max_leaves=20)
 
 
 @given(documents, st.sampled_from([None, 2, 4]))
@@ -79,7 +80,7 @@ def test_an_edited_file_is_read_again(tmp_path: Path, monkeypatch: pytest.Monkey
     assert load_file(str(path)) == {"a": 1}
     path.write_text("a: 2\n")  # same size, and within the same second: only the text tells
     assert load_file(str(path)) == {"a": 2}
-    assert len(list((tmp_path / "cache" / "yaml").glob("*.pickle"))) == 1  # one slot per file, replaced
+    assert len(list((tmp_path / "cache" / "yaml").glob("*.json"))) == 1  # one slot per file, replaced
 
 
 @pytest.mark.parametrize("damage", [b"", b"not a pickle", b"\x80\x05garbage"])
@@ -88,7 +89,7 @@ def test_a_broken_cache_entry_is_a_miss(tmp_path: Path, monkeypatch: pytest.Monk
     path = tmp_path / "steps.yaml"
     path.write_text(NESTED)
     load_file(str(path))
-    (entry,) = (tmp_path / "cache" / "yaml").glob("*.pickle")
+    (entry,) = (tmp_path / "cache" / "yaml").glob("*.json")
     entry.write_bytes(damage)
     assert load_file(str(path))["steps"][1]["env"] == {"B": "x"}
 
@@ -109,3 +110,17 @@ def test_a_mistake_is_reported_on_every_read(tmp_path: Path, monkeypatch: pytest
     for _ in range(2):
         with pytest.raises(DeclarationError, match="duplicate key 'a'"):
             load_file(str(path))
+
+
+def test_keys_that_are_not_text_are_cached_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`queues: {1: q}` (vLLM's hardware file): kept as pairs, read back with int keys, never parsed again."""
+    from pipegen.declarations import yaml_parse
+
+    path = tmp_path / "hardware.yaml"
+    path.write_text('queues: {1: one, 2: two, null: none, 1.5: half}\nflags: {true: yes}\n"\\0pairs": [1]\n'
+                    'x: {"\\0pairs": 2}\n')
+    plain, first, cached = reads(path, monkeypatch, tmp_path / "cache")
+    assert located(plain) == located(first) == located(cached)
+    assert list(cached["queues"]) == [1, 2, None, 1.5] and list(cached["flags"]) == [True]
+    monkeypatch.setattr(yaml_parse, "parse", lambda *args: pytest.fail("parsed again"))
+    assert located(load_file(str(path), "steps.yaml")) == located(plain)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import pipegen.cache
 from pipegen.graph import expand
 from tests.helpers import commit_files, git, git_repo, invoke
 
@@ -100,13 +101,13 @@ def test_the_closure_is_cached_by_content_and_a_tampered_entry_is_recomputed(roo
     cache = tmp_path / "cache"
     env = {"PIPEGEN_CACHE_DIR": str(cache)}
     assert set(selected(root, "pkg/lazy.py", env=env)) == {"unit"}
-    stored = json.loads((cache / "derived.json").read_text())
+    stored = json.loads(pipegen.cache.load(str(cache / "derived.json"), expand.STORE_KEY) or b"")
     monkeypatch.setattr(expand, "python_closure", lambda *a: pytest.fail("computed again"))
     assert set(selected(root, "pkg/lazy.py", env=env)) == {"unit"}  # from the cache
     monkeypatch.undo()
     for entry in stored["entries"].values():
         entry["links"] = [["pkg/lazy.py", "x", "root"]]  # altered, its sha256 no longer matches
-    (cache / "derived.json").write_text(json.dumps(stored))
+    pipegen.cache.store(str(cache / "derived.json"), expand.STORE_KEY, json.dumps(stored).encode())  # resealed
     assert set(selected(root, "pkg/a.py", env=env)) == {"unit"}  # recomputed, not trusted
     commit_files(root, {"pkg/a.py": ""})  # new content, new key: pkg/sub/b.py is no longer reached
     assert invoke(root, "select", files="pkg/sub/b.py\n", env=env).exit_code == 1

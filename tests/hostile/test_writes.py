@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipegen import atomic
+from tests.helpers import RENDER_STEPS, invoke, render, render_repo
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -196,3 +197,49 @@ def test_a_real_process_killed_mid_write_leaves_the_old_folder(tmp_path: Path, s
     assert tree(steps) == before
     if sig == signal.SIGINT:  # Python's KeyboardInterrupt: the temporary folder is removed on the way out
         assert "KeyboardInterrupt" in stderr and [p.name for p in tmp_path.iterdir()] == ["steps"]
+
+
+# --------------------------------------------------------------------------- the files pipegen's commands write
+
+
+def test_a_full_disk_keeps_the_old_annotation_and_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = render_repo(tmp_path, RENDER_STEPS)
+    note = tmp_path / "why.md"
+    note.write_text("the previous build's annotation\n")
+    monkeypatch.setattr(os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device")))
+    result = render(repo, "--annotation", str(note))
+    assert result.exit_code == 2 and f"cannot write --annotation {note}: No space left on device" in result.stderr
+    assert "None" not in result.stderr and "Traceback" not in result.stderr
+    assert tree(tmp_path).get("why.md") == b"the previous build's annotation\n"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".why.md")] == []  # no temporary left
+    monkeypatch.undo()
+    link = tmp_path / "linked.md"
+    link.symlink_to(note)
+    assert render(repo, "--annotation", str(link)).exit_code == 0
+    assert note.read_text() == "the previous build's annotation\n" and not link.is_symlink()  # the link replaced
+
+
+def test_ctrl_c_exits_130_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipegen.commands import select
+
+    def interrupted(*args: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(select, "main", interrupted)
+    result = invoke(render_repo(tmp_path, RENDER_STEPS), "select", files="")
+    assert result.exit_code == 130 and result.stderr == "pipegen: interrupted\n"
+
+
+def test_ctrl_c_of_a_real_pipegen_exits_130(tmp_path: Path) -> None:
+    """SIGINT to a pipegen process in the middle of a command (held there by a stand-in)."""
+    repo = render_repo(tmp_path, RENDER_STEPS)
+    script = ("import sys, time\nfrom pipegen.commands import select\n"
+              "def held(*args):\n    print('ready', flush=True)\n    time.sleep(60)\n"
+              "select.main = held\nfrom pipegen.cli import main\n"
+              f"sys.argv = ['pipegen', 'select', '--root', {str(repo)!r}, '--files-from', '-']\nmain()\n")
+    process = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None and process.stdout.readline() == "ready\n"
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130 and stderr == "pipegen: interrupted\n"

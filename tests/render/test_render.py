@@ -315,23 +315,8 @@ def test_an_unusable_cache_is_no_error(repo, tmp_path):
 
     cache = tmp_path / "not-a-folder"
     cache.write_text("a file where the cache folder should be")
-    bkschema.validator.cache_clear()  # else the validator an earlier test built is used, and the cache never read
+    bkschema.validator.cache_clear()  # a fresh validator: neither it nor the templates touch the cache folder
     result = render(repo, "--all", env={"PIPEGEN_CACHE_DIR": str(cache)})
-    assert result.exit_code == 0, result.stderr
-    assert_valid(result.stdout)
-
-
-def test_a_corrupt_template_cache_is_no_error(repo, tmp_path):
-    from jinja2.bccache import bc_magic
-
-    cache = tmp_path / "cache"
-    env = {"PIPEGEN_CACHE_DIR": str(cache)}
-    assert render(repo, "--all", env=env).exit_code == 0
-    written = list((cache / "jinja").iterdir())
-    assert written
-    for path in written:  # the right magic, then nothing: Jinja's loader fails reading the checksum
-        path.write_bytes(bc_magic)
-    result = render(repo, "--all", env=env)
     assert result.exit_code == 0, result.stderr
     assert_valid(result.stdout)
 

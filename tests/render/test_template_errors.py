@@ -41,7 +41,7 @@ def test_invalid_yaml_names_the_template_and_the_step(root):
 def test_an_unknown_field_names_the_field_not_commands(root):
     result = render_with(root, "  key: {{ item.key }}\n  bogus_field: 1\n")
     assert result.exit_code == 1 and not result.stdout
-    assert "data.steps[0].steps[0]: Additional properties are not allowed ('bogus_field' was unexpected)" in result.stderr
+    assert "data.steps[0].steps[0]: the mapping must not contain {'bogus_field'} properties" in result.stderr
     assert "step 'a' was rendered by" in result.stderr and "command.j2" in result.stderr
     assert "commands" not in result.stderr.split("fix:")[0].split("rendered by")[0]
 
