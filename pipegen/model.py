@@ -187,8 +187,6 @@ class Settings:
     nightly_branches: tuple[str, ...] = ()
     # Values for the inventory's build context (vLLM: ci_config.yaml's registries, repositories.*).
     build_values: tuple[tuple[str, str], ...] = ()
-    # --only, $VLLM_CI_ONLY_STEP_KEYS: declared `key:`s only (vLLM: a label-derived or AMD mirror key is unknown)
-    only_declared_keys: bool = False
     pipeline: tuple[tuple[str, Any], ...] = ()  # Buildkite's pipeline-level env, agents, notify, ... (`pipeline:`)
     uncovered: Literal["warn", "run_all", "fail"] = "warn"  # a changed file no entry matches (uncovered.py)
     uncovered_ignore: tuple[str, ...] = ()  # entries: changes that need no step (never warned about)

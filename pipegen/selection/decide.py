@@ -14,6 +14,7 @@ import fnmatch
 from collections.abc import Sequence
 from dataclasses import replace
 
+from pipegen.dialects.load import dialect
 from pipegen.errors import UsageError
 from pipegen.model import (
     STRUCTURE,
@@ -155,8 +156,7 @@ def _added(decl: Declarations, added: Sequence[tuple[str, str]]) -> dict[str, Re
 def closure(decl: Declarations, keys: Sequence[str]) -> frozenset[str]:
     """The named keys and everything they transitively depend on."""
     by_key = decl.by_key()
-    if decl.settings.only_declared_keys:
-        _refuse_undeclared(decl, keys)
+    dialect(decl.layout).check_keys(decl, keys)
     pending = steps_by_key(decl, keys)
     selected = {step.key for step in pending}
     while pending:
@@ -165,37 +165,6 @@ def closure(decl: Declarations, keys: Sequence[str]) -> frozenset[str]:
                 selected.add(dep)
                 pending.append(by_key[dep])
     return frozenset(selected)
-
-
-def _refuse_undeclared(decl: Declarations, keys: Sequence[str]) -> None:
-    """vLLM's generator knows a step by its declared `key:` only: a key derived from a label, or an
-    AMD mirror's (the generator renders no mirror under explicit keys), is an unknown key, and so is
-    a depends_on target of a named step that has no declared key."""
-    declared = {s.key: s for s in decl.steps if not s.derived_key}
-    by_key = decl.by_key()
-    unknown = sorted(set(keys) - set(declared))
-    if unknown:
-        fixes = [_undeclared_fix(by_key.get(k), k) for k in unknown]
-        raise UsageError(f"Unknown CI step key(s): {', '.join(unknown)} (vLLM's generator refuses them too)",
-                         fix="; ".join(fixes))
-    pending, seen = list(keys), set(keys)
-    while pending:
-        step = declared[pending.pop()]
-        for dep in step.depends_on:
-            if dep not in declared:
-                raise UsageError(f"CI step {step.key} depends on unknown step {dep} (vLLM's generator refuses it too)",
-                                 step.location, _undeclared_fix(by_key.get(dep), dep))
-            if dep not in seen:
-                seen.add(dep)
-                pending.append(dep)
-
-
-def _undeclared_fix(step: Step | None, key: str) -> str:
-    if step is None:
-        return f"'{key}' names no step: list keys with 'pipegen select --format json'"
-    if step.mirror is not None:
-        return f"'{key}' is an AMD mirror, which only runs by the change: name '{step.origin}' or unset the keys"
-    return f"give the step '{step.label}' ({step.location}) 'key: {key}'"
 
 
 def _run_all(changes: ChangeSet, options: Options) -> str:

@@ -9,7 +9,7 @@ import yaml
 
 from pipegen.declarations.assemble import finish
 from pipegen.dialects import load as registry
-from pipegen.dialects.interface import Dialect, Source
+from pipegen.dialects.interface import Dialect, Source, any_key
 from pipegen.model import Declarations, Location, Settings, Step
 
 from ..helpers import all_steps, assert_valid, git_repo, invoke
@@ -28,7 +28,8 @@ def toy_dialect() -> Dialect:
         return sorted(steps, key=lambda s: s.label, reverse=True)
 
     module = types.ModuleType("toy")
-    module.__dict__.update(NAME="toy", claims=lambda top: "toy" in top, load=load, page_order=page_order)
+    module.__dict__.update(NAME="toy", claims=lambda top: "toy" in top, load=load, check_keys=any_key,
+                           page_order=page_order)
     return module  # type: ignore[return-value]
 
 

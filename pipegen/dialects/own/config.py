@@ -27,7 +27,7 @@ from pipegen.declarations.pipeline_level import pipeline_fields
 from pipegen.declarations.policy import POLICY_FIELDS, policy_settings, with_sets
 from pipegen.declarations.references import unmatched_names
 from pipegen.declarations.yaml_values import LocDict, LocList
-from pipegen.dialects.interface import Source
+from pipegen.dialects.interface import Source, any_key
 from pipegen.dialects.own.steps import load_steps_file
 from pipegen.errors import DeclarationError
 from pipegen.model import Declarations, DeclarationWarning, Group, Location, Rule, Settings, Step
@@ -68,6 +68,8 @@ def claims(top: LocDict) -> bool:
     return True
 
 
+
+check_keys = any_key
 
 def page_order(steps: Sequence[Step]) -> list[Step]:
     return list(steps)  # as declared

@@ -13,6 +13,7 @@ from pipegen.declarations.discover import steps_files
 from pipegen.declarations.fields import Checker, anything, check_fields, regex_list, string, string_list
 from pipegen.declarations.yaml_values import LocDict, LocList
 from pipegen.dialects.interface import Source
+from pipegen.dialects.vllm.keys import refuse_undeclared
 from pipegen.dialects.vllm.order import by_name
 from pipegen.dialects.vllm.presets import GENERATOR, vllm_settings
 from pipegen.dialects.vllm.steps import load_steps_file
@@ -36,6 +37,8 @@ def claims(top: LocDict) -> bool:
     return "job_dirs" in top
 
 
+
+check_keys = refuse_undeclared
 
 def page_order(steps: Sequence[Step]) -> list[Step]:
     return by_name(steps)

@@ -23,7 +23,7 @@ from pipegen.declarations.fields import (
 )
 from pipegen.declarations.steps_file import STEP_FIELDS, derive_key
 from pipegen.declarations.yaml_values import LocDict, LocList
-from pipegen.dialects.interface import Source
+from pipegen.dialects.interface import Source, any_key
 from pipegen.dialects.vllm.presets import GENERATOR, LEGACY_MIRROR_TAG_DEFAULT, LEGACY_MIRROR_TAG_ENV, legacy_settings
 from pipegen.dialects.vllm.steps import VLLM_IGNORED
 from pipegen.errors import DeclarationError
@@ -56,6 +56,8 @@ def claims(top: LocDict) -> bool:
     return isinstance(steps, LocList) and bool(steps) and isinstance(steps[0], dict)
 
 
+
+check_keys = any_key
 
 def page_order(steps: Sequence[Step]) -> list[Step]:
     return list(steps)  # as declared

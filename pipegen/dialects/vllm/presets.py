@@ -53,12 +53,10 @@ VLLM_SETTINGS = {
     # ci-infra global_config.py: this label runs everything, nightly included. Its other label,
     # ci-no-fail-fast, changes nothing the generator writes.
     "labels": (LabelRule("ready-run-all-tests", run_all=True, nightly=True),),
-    # ci-infra pipeline_generator.select_steps_and_dependencies: explicit keys are declared `key:`s.
-    "only_declared_keys": True,
 }
 
 # The old test-amd.yaml template: raw prefixes, no dependencies = always run.
-LEGACY_SETTINGS = dict(VLLM_SETTINGS, no_dependencies="run", rules=(), only_declared_keys=False)
+LEGACY_SETTINGS = dict(VLLM_SETTINGS, no_dependencies="run", rules=())
 
 LEGACY_MIRROR_TAG_ENV = "AMD_MIRROR_HW"
 LEGACY_MIRROR_TAG_DEFAULT = "amdproduction"
