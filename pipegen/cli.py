@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from pipegen.errors import PipegenError
+from pipegen.states import UNSELECTED
 
 
 def _root(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str:
@@ -52,7 +53,7 @@ def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
                      "(also $PIPEGEN_ONLY_STEP_KEYS / $VLLM_CI_ONLY_STEP_KEYS, a JSON array)."),
         click.option("--all", "run_all", is_flag=True, help="Run every step (also RUN_ALL=1)."),
         click.option("--nightly", is_flag=True, help="Nightly: optional steps run too (also NIGHTLY=1)."),
-        click.option("--unselected", type=click.Choice(["block", "skip", "omit"]), default=None,
+        click.option("--unselected", type=click.Choice(UNSELECTED), default=None,
                      help="Steps the change does not select: a block step to click (block), shown as skipped "
                      "(skip), or left out (omit). Default: the config's 'unselected' (vLLM: block). With block, a "
                      "step before a declared wait or block that a running step follows runs too."),

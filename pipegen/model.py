@@ -12,10 +12,9 @@ from dataclasses import MISSING, field
 from typing import Any, Literal
 
 from pipegen.frozen import frozen
+from pipegen.states import ACTIONS, Action, Unselected  # a step's states, one vocabulary
 
-Action = Literal["run", "block", "skip"]
 STRUCTURE = ("wait", "block", "input")  # step kinds that only order or gate the pipeline: no selection of their own
-ACTIONS: tuple[Action, ...] = ("run", "block", "skip")
 
 # How a pattern list matches paths (see selection/matching.py):
 #   "entry": vLLM's rule; a path matches itself and everything below it,
@@ -170,7 +169,7 @@ class Settings:
     docs_only: tuple[str, ...] = ()  # entries; empty = no docs-only rule
     always_run: tuple[str, ...] = ()  # key globs (fnmatch)
     no_dependencies: Literal["block", "run"] = "block"
-    unselected: Literal["block", "skip", "omit"] = "block"
+    unselected: Unselected = "block"
     rules: tuple[Rule, ...] = ()
     run_all_env: tuple[str, ...] = ("RUN_ALL",)  # env vars that mean "run everything" when == "1"
     interpolate: tuple[str, ...] = ()  # variables left for upload-time interpolation
@@ -288,7 +287,7 @@ class Options:
     run_all: str = ""  # why everything was asked for ("--all", "RUN_ALL=1"); "" = not asked
     noauto: bool = False
     docs_only_disable: bool = False
-    unselected: str | None = None  # block, skip or omit (None: the config's); block pulls more in: waited_for.py
+    unselected: Unselected | None = None  # None: the config's; block pulls more in: selection/waited_for.py
 
 
 @frozen

@@ -13,6 +13,7 @@ from dataclasses import field
 from typing import TextIO
 
 from pipegen.frozen import frozen
+from pipegen.states import Unselected
 
 
 @frozen
@@ -36,7 +37,7 @@ class SelectionOptions(RepoOptions):
     only: tuple[str, ...] = ()
     run_all: bool = False
     nightly: bool = False
-    unselected: str | None = None  # block, skip or omit; None: the config's
+    unselected: Unselected | None = None  # None: the config's
 
 
 @frozen

@@ -9,20 +9,20 @@ from __future__ import annotations
 from pipegen.markdown import cell
 from pipegen.render.page import Page, Row
 from pipegen.selection.decision_formats import banner, summary, warnings_markdown
+from pipegen.states import StepState
 
-ACTION_ORDER = ("run", "blocked", "skip-step", "omitted", "left out")
-ACTION_TEXT = {
-    "run": "run",
-    "blocked": "blocked (click to run)",
-    "skip-step": "skipped (shown)",
-    "omitted": "omitted",
-    "left out": "left out",
+ACTION_TEXT = {  # in the table's order
+    StepState.RUN: "run",
+    StepState.BLOCKED: "blocked (click to run)",
+    StepState.SHOWN_SKIPPED: "skipped (shown)",
+    StepState.OMITTED: "omitted",
+    StepState.LEFT_OUT: "left out",
 }
 
 
 def annotation(page: Page, error: str = "") -> str:
     rows = page.rows
-    counts = {a: sum(1 for r in rows if r.action == a) for a in ACTION_ORDER}
+    counts = {a: sum(1 for r in rows if r.state == a) for a in StepState}
     lines = ["### pipegen: why these steps", ""]
     if error:
         lines += [f"> **Not uploaded:** {cell(error)}", ""]
@@ -30,10 +30,10 @@ def annotation(page: Page, error: str = "") -> str:
     lines += [f"> {cell(note)}" for note in notes]
     if notes:
         lines.append("")
-    parts = [f"**{counts['run']} run**", f"{counts['blocked']} blocked"]
-    if counts["skip-step"]:
-        parts.append(f"{counts['skip-step']} shown as skipped")
-    parts += [f"{counts['omitted']} omitted", f"{counts['left out']} left out"]
+    parts = [f"**{counts[StepState.RUN]} run**", f"{counts[StepState.BLOCKED]} blocked"]
+    if counts[StepState.SHOWN_SKIPPED]:
+        parts.append(f"{counts[StepState.SHOWN_SKIPPED]} shown as skipped")
+    parts += [f"{counts[StepState.OMITTED]} omitted", f"{counts[StepState.LEFT_OUT]} left out"]
     lines.append(f"{', '.join(parts)}; {page.jobs} of {page.limit} jobs in this upload "
                  f"(unselected steps: {page.unselected}).")
     lines += ["", f"Decisions: {cell(summary(page.selection))}.", ""]
@@ -46,10 +46,10 @@ def annotation(page: Page, error: str = "") -> str:
                      + (f" and {len(page.renamed) - 20} more" if len(page.renamed) > 20 else "") + ".")
         lines.append("")
     header = ["| step | group | hardware | action | reason |", "| --- | --- | --- | --- | --- |"]
-    order = {a: i for i, a in enumerate(ACTION_ORDER)}
-    ordered = sorted(rows, key=lambda r: order[r.action])
-    shown = [r for r in ordered if r.action == "run"]
-    rest = [r for r in ordered if r.action != "run"]
+    order = {a: i for i, a in enumerate(ACTION_TEXT)}
+    ordered = sorted(rows, key=lambda r: order[r.state])
+    shown = [r for r in ordered if r.state is StepState.RUN]
+    rest = [r for r in ordered if r.state is not StepState.RUN]
     if shown:
         lines += header + [_row(r) for r in shown]
     if rest:
@@ -62,4 +62,4 @@ def annotation(page: Page, error: str = "") -> str:
 def _row(row: Row) -> str:
     hardware = f"{row.hardware} (`{cell(row.queue)}`)" if row.queue else row.hardware
     return (f"| {cell(row.step.label)} (`{cell(row.key)}`) | {cell(row.step.group)} | {cell(hardware)} "
-            f"| {ACTION_TEXT[row.action]} | {cell(row.reason)} |")
+            f"| {ACTION_TEXT[row.state]} | {cell(row.reason)} |")

@@ -23,23 +23,26 @@ from pipegen.render.buildkite_steps import BlockStep, DeclaredStep, Depends, Ent
 from pipegen.render.command_step import command_step, skip_text
 from pipegen.render.gate import GATE_JOBS, add_gate
 from pipegen.render.job_fields import escaped
-
-UNSELECTED = ("block", "skip", "omit")
-PRESENT = frozenset({"run", "blocked", "skip-step"})  # the states a step is in the pipeline with
+from pipegen.states import UNSELECTED, StepState, Unselected
 
 
 class Row:
     """One step as the annotation shows it."""
 
-    __slots__ = ("step", "key", "hardware", "queue", "action", "reason")
+    __slots__ = ("step", "key", "hardware", "queue", "state", "reason")
 
-    def __init__(self, step: Step, key: str, hardware: str, queue: str, action: str, reason: str):
+    def __init__(self, step: Step, key: str, hardware: str, queue: str, state: StepState, reason: str):
         self.step = step
         self.key = key  # rendered key
         self.hardware = hardware
         self.queue = queue
-        self.action = action  # run | blocked | skip-step | omitted | left out
+        self.state = state
         self.reason = reason
+
+    @property
+    def action(self) -> str:
+        """The state's word, as templates read it (pipeline.j2 counts the rows whose action is "run")."""
+        return self.state.value
 
 
 class Page:
@@ -54,7 +57,7 @@ class Page:
     __slots__ = ("entries", "rows", "selection", "unselected", "jobs", "limit", "over_limit", "renamed", "notes",
                  "pipeline")
 
-    def __init__(self, entries: list[Entry], rows: list[Row], selection: Selection, unselected: str,
+    def __init__(self, entries: list[Entry], rows: list[Row], selection: Selection, unselected: Unselected,
                  jobs: int = 0, limit: int = JOB_LIMIT, over_limit: list[str] | None = None,
                  renamed: list[tuple[str, str]] | None = None):
         self.entries = entries
@@ -69,14 +72,14 @@ class Page:
         self.pipeline: dict[str, Any] = {}  # Buildkite's pipeline-level fields (env, agents, notify, ...)
 
 
-def build_page(decl: Declarations, selection: Selection, placed: Sequence[Job], *, unselected: str | None = None,
-               limit: int = JOB_LIMIT, build: BuildContext | None = None) -> Page:
+def build_page(decl: Declarations, selection: Selection, placed: Sequence[Job], *,
+               unselected: Unselected | None = None, limit: int = JOB_LIMIT, build: BuildContext | None = None) -> Page:
     """Lay out the pipeline's steps. `placed`: one hardware.Job per step, in order; `build`: the
     build context (hardware.build_context) that may rewrite commands."""
     mode = unselected or decl.settings.unselected
     if mode not in UNSELECTED:
         raise UsageError(f"--unselected must be one of {', '.join(UNSELECTED)}, got {mode!r}")
-    states = _states(decl, selection, mode)
+    states = {d.step.key: StepState.of(d.action, mode) for d in selection.decisions}
     # The build's own step (a pull request's pre-commit check); a docs-only change uploads nothing.
     gate = None if selection.skip_all or build is None else build.gate
     over_limit = _omit_over_limit(decl.steps, states, limit - (GATE_JOBS if gate else 0))
@@ -98,28 +101,20 @@ def build_page(decl: Declarations, selection: Selection, placed: Sequence[Job], 
     return result
 
 
-def _states(decl: Declarations, selection: Selection, mode: str) -> dict[str, str]:
-    """Each step's state in the pipeline: run as decided (`decide` already runs every dependency of a step
-    that runs), left out when skipped, the others as `mode` says."""
-    unselected = {"block": "blocked", "skip": "skip-step", "omit": "omitted"}[mode]
-    return {d.step.key: "run" if d.action == "run" else "left out" if d.action == "skip" else unselected
-            for d in selection.decisions}
-
-
-def _omit_over_limit(steps: Sequence[Step], states: dict[str, str], limit: int) -> list[str]:
+def _omit_over_limit(steps: Sequence[Step], states: dict[str, StepState], limit: int) -> list[str]:
     """Over the job limit, omit every unselected step (in place); the keys omitted.
 
     Only the selected steps alone exceeding the limit is an error (raised by build_page()).
     """
     if _count(steps, states) <= limit:
         return []
-    over_limit = [key for key, state in states.items() if state in ("blocked", "skip-step")]
+    over_limit = [key for key, state in states.items() if state in (StepState.BLOCKED, StepState.SHOWN_SKIPPED)]
     for key in over_limit:
-        states[key] = "omitted"
+        states[key] = StepState.OMITTED
     return over_limit
 
 
-def _steps_and_rows(decl: Declarations, selection: Selection, placed: Sequence[Job], states: Mapping[str, str],
+def _steps_and_rows(decl: Declarations, selection: Selection, placed: Sequence[Job], states: Mapping[str, StepState],
                     over_limit: Sequence[str], limit: int,
                     build: BuildContext | None = None) -> tuple[list[Entry], list[Row]]:
     """The steps, grouped by declaration group in order, and one annotation Row per step."""
@@ -136,7 +131,7 @@ def _steps_and_rows(decl: Declarations, selection: Selection, placed: Sequence[J
     def present(target: str) -> bool:
         """A step in the pipeline, a step uploaded elsewhere, or a group with a step in the pipeline."""
         members = decl.group_members.get(target, (target,)) if decl.groups else (target,)
-        return any(states.get(t) in PRESENT for t in members) or target in decl.settings.external_steps
+        return any(t in states and states[t].present for t in members) or target in decl.settings.external_steps
 
     for step in dialect(decl.layout).page_order(decl.steps):
         job, decision, state = jobs_by_key[step.key], decisions[step.key], states[step.key]
@@ -144,16 +139,16 @@ def _steps_and_rows(decl: Declarations, selection: Selection, placed: Sequence[J
         if step.key in over_limit:
             reason = f"omitted to stay within {limit} jobs; was: {reason}"
         rows.append(Row(step, keys[step.key], job.hardware, job.queue or "", state, reason))
-        if state not in PRESENT:
+        if not state.present:
             continue
         deliverable(step, dollars)
         depends = [_depends_entry(step, t, keys.get(t, t)) for t in step.depends_on if present(t)]
         items: list[StepItem] = []
-        if state == "blocked":
+        if state is StepState.BLOCKED:
             waits = (list(depends) or None) if job.template.job.block_waits else None  # the block waits too
             items.append(BlockStep(block_keys[step.key], dollars(step.block_label or f"Run {step.label}"), waits, step))
             depends.insert(0, block_keys[step.key])
-        skip = skip_text(reason, dollars) if state == "skip-step" else None
+        skip = skip_text(reason, dollars) if state is StepState.SHOWN_SKIPPED else None
         if step.kind == "command":
             items.append(command_step(step, job, keys[step.key], depends, dollars, skip=skip, build=build))
         else:
@@ -197,7 +192,7 @@ def _depends_entry(step: Step, target: str, key: str) -> Depends:
 
 class LimitError(OutputError):
     def __init__(self, result: Page):
-        selected = sum(1 for r in result.rows if r.action == "run")
+        selected = sum(1 for r in result.rows if r.state is StepState.RUN)
         super().__init__(
             f"the pipeline needs {result.jobs} Buildkite jobs for {selected} selected steps, more than the "
             f"{result.limit} that one upload may hold (unselected steps are already omitted)",
@@ -205,16 +200,16 @@ class LimitError(OutputError):
         self.page = result
 
 
-def _count(steps: Sequence[Step], states: Mapping[str, str]) -> int:
+def _count(steps: Sequence[Step], states: Mapping[str, StepState]) -> int:
     """Jobs as Buildkite counts them: each group, block and command step; parallelism and matrix multiply."""
     total = 0
     groups: set[str] = set()
     for step in steps:
         state = states[step.key]
-        if state not in PRESENT:
+        if not state.present:
             continue
         if step.group and step.group not in groups:
             groups.add(step.group)
             total += 1
-        total += command_jobs(step.parallelism, step.field("matrix")) + (state == "blocked")
+        total += command_jobs(step.parallelism, step.field("matrix")) + (state is StepState.BLOCKED)
     return total

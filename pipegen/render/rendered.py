@@ -20,6 +20,7 @@ from pipegen.model import Declarations, Selection
 from pipegen.render.output_check import check
 from pipegen.render.page import Page, build_page
 from pipegen.render.templates import to_yaml
+from pipegen.states import Unselected
 
 if TYPE_CHECKING:
     from pipegen.hardware.build_context import BuildContext
@@ -60,7 +61,8 @@ class Rendered:
         return annotation(self.page)
 
 
-def render_pipeline(decl: Declarations, selection: Selection, placement: Placement, *, unselected: str | None = None,
+def render_pipeline(decl: Declarations, selection: Selection, placement: Placement, *,
+                    unselected: Unselected | None = None,
                     templates: str | None = None, limit: int = JOB_LIMIT) -> Rendered:
     """Declarations + decisions + the jobs placed -> validated YAML and its annotation. Pure but for
     reading templates."""

@@ -16,19 +16,7 @@ from dataclasses import replace
 
 from pipegen.dialects.load import dialect
 from pipegen.errors import UsageError
-from pipegen.model import (
-    STRUCTURE,
-    Action,
-    ChangeSet,
-    Decision,
-    Declarations,
-    Options,
-    Reason,
-    Rule,
-    Selection,
-    Settings,
-    Step,
-)
+from pipegen.model import STRUCTURE, ChangeSet, Decision, Declarations, Options, Reason, Rule, Selection, Settings, Step
 from pipegen.selection.derived import derived_entries, derived_text
 from pipegen.selection.inputs import Input, own_inputs
 from pipegen.selection.matching import StepIndex, first_match
@@ -36,6 +24,7 @@ from pipegen.selection.uncovered import run_all_reason as uncovered_reason
 from pipegen.selection.uncovered import uncovered_files
 from pipegen.selection.uncovered import warning as uncovered_warning
 from pipegen.selection.waited_for import conditions, with_dependencies
+from pipegen.states import Action
 
 
 def decide(decl: Declarations, changes: ChangeSet, options: Options, inputs: Sequence[Input] = ()) -> Selection:

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from pipegen.markdown import cell
-from pipegen.model import ACTIONS, Decision, Selection, Step
+from pipegen.model import Decision, Selection, Step
 from pipegen.selection.matching import explain
 from pipegen.selection.waited_for import NEEDED, needed_how
+from pipegen.states import ACTIONS
 
 HEADINGS = {"run": "Run", "block": "Blocked (wait to be unblocked)", "skip": "Skipped"}
 

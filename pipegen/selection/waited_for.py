@@ -14,12 +14,13 @@ from typing import Any
 
 from pipegen.buildkite.implicit import implicit_waits
 from pipegen.model import Decision, Declarations, Reason, Step
+from pipegen.states import Unselected
 
 NEEDED = "needed-by"  # the rule of a step that runs because a step that runs waits for it
 FOLLOWS = "(it follows the "  # in the text of one needed by a step after a declared wait or block
 
 
-def with_dependencies(decl: Declarations, decisions: list[Decision], unselected: str) -> list[Decision]:
+def with_dependencies(decl: Declarations, decisions: list[Decision], unselected: Unselected) -> list[Decision]:
     """Every step a running step depends_on runs too, transitively, and (`unselected` block) every blocked
     step a declared wait or block it follows waits for. Breadth first in declaration order, so the first
     dependent is named."""

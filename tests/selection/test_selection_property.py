@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipegen.cli import cli
-from pipegen.model import ACTIONS
+from pipegen.states import ACTIONS
 from tests.helpers import declarations, write_files
 
 ENTRIES = ["src/", "src/a/", "src/a/x.py", "lib", "tests/", "!src/a/vendored/", "src/*.py", "**/*.md", "docs/"]

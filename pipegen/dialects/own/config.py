@@ -31,6 +31,7 @@ from pipegen.dialects.interface import Source, any_key
 from pipegen.dialects.own.steps import load_steps_file
 from pipegen.errors import DeclarationError
 from pipegen.model import Declarations, DeclarationWarning, Group, Location, Rule, Settings, Step
+from pipegen.states import UNSELECTED
 
 NAME = "pipegen"
 
@@ -43,7 +44,7 @@ CONFIG_FIELDS: dict[str, Checker] = {
     "docs_only": entry_list,
     "always_run": string_list,
     "no_dependencies": choice("block", "run"),
-    "unselected": choice("block", "skip", "omit"),
+    "unselected": choice(*UNSELECTED),
     "rules": anything,
     "interpolate": string_list,
     "docker_workdir": env_map,
