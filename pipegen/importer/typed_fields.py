@@ -16,6 +16,7 @@ from typing import Any
 from pipegen.buildkite.step_fields import expects, field_names, field_schemas, problems
 
 OWN = ("hardware", "source_file_dependencies")  # pipegen's fields the import writes
+TEXT = ("command", "commands", "label", "name", "if", "branches", "concurrency_group", "artifact_paths")  # any text
 
 
 def typed_fields(out: dict[str, Any], where: str, paths_field: str | None, missing: list[str]) -> bool:
@@ -33,7 +34,7 @@ def typed_fields(out: dict[str, Any], where: str, paths_field: str | None, missi
         missing.append(f"{where}: its '{name}' is no field of a Buildkite step (another tool's, read before the "
                        f"upload?); left out{hint}")
     for name, value in list(out.items()):
-        if _upload_time(value) and name in field_schemas() and problems({name: value}):
+        if name not in TEXT and _upload_time(value) and name in field_schemas() and problems({name: value}):
             del out[name]
             missing.append(f"{where}: its {name} '{value}' takes its value when Buildkite interpolates the upload; "
                            f"a declaration needs {expects(field_schemas()[name])} there: left out")
