@@ -6,6 +6,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from pipegen.buildkite.upload_escape import UPLOAD_VARIABLE
+
 if TYPE_CHECKING:
     from pipegen.model import Step
 
@@ -38,7 +40,6 @@ def valid_key(key: str) -> str:
 
 def interpolated_key(key: str) -> bool:
     """Whether `key` is valid key text around upload-time variables (`build_${TRIPLET?}`, `$PREFIX-test`)."""
-    from pipegen.buildkite.upload_escape import UPLOAD_VARIABLE
 
     rest = UPLOAD_VARIABLE.sub("v", key)
     return rest != key and len(key) <= KEY_MAX and KEY_BAD.search(rest) is None and "$" not in rest

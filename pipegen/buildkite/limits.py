@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipegen.buildkite.matrix import size
+
 JOB_LIMIT = 500  # buildkite-agent pipeline upload refuses more jobs in one upload
 SKIP_MAX = 70  # a `skip` reason is at most 70 characters
 
@@ -26,7 +28,5 @@ def command_jobs(parallelism: Any, matrix: Any = None) -> int:
     """The jobs one command step creates: its parallel jobs, times its matrix combinations."""
     jobs = parallelism if isinstance(parallelism, int) and parallelism > 1 else 1
     if matrix is not None:
-        from pipegen.buildkite.matrix import size
-
         jobs *= size(matrix)
     return jobs

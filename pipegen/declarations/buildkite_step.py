@@ -15,7 +15,7 @@ from typing import Any
 from pipegen.declarations.fields import Checker, require_mapping, string
 from pipegen.declarations.yamlio import LocDict, LocList
 from pipegen.errors import DeclarationError, suggest
-from pipegen.model import Location
+from pipegen.model import Group, Location
 
 # Buildkite fields that pipegen reads itself: checked by the schema, then taken apart.
 READ = ("depends_on", "soft_fail", "retry", "agents")
@@ -154,7 +154,6 @@ GROUP_OWN = ("group", "label", "name", "steps")  # a group's name (Buildkite's t
 def group_fields(raw: Any, where: Location) -> tuple[str, Any]:
     """A steps file's `group:`: a name, or a mapping of Buildkite's group-step fields without `steps`
     (`{group: NAME, key, depends_on, if, notify, allow_dependency_failure, ...}`): (name, model.Group or None)."""
-    from pipegen.model import Group
 
     if not isinstance(raw, dict):
         return string(raw, where).strip(), None

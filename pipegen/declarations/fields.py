@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from pipegen.buildkite.upload_escape import upload_variable
 from pipegen.declarations.patterns import glob_problem, normal_entry, regex_problem
 from pipegen.declarations.yamlio import LocDict, LocList
 from pipegen.errors import DeclarationError, suggest
@@ -46,8 +47,6 @@ def minutes(value: Any, where: Location) -> int | str:
     """A positive whole number, or one upload-time variable for Buildkite to fill in (`${TIMEOUT?}`,
     `${TIMEOUT:-30}`: a default must itself be a positive whole number)."""
     if isinstance(value, str):
-        from pipegen.buildkite.upload_escape import upload_variable
-
         match = upload_variable(value.strip())
         plain = not any(c.isspace() or c in "#'\"" for c in value.strip())  # written unquoted, as an int after upload
         arg = (match["arg"] or "") if match else ""

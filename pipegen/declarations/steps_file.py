@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pipegen.declarations.fields import Checker, as_written, mapping, positive_int, step_fields
+from pipegen.declarations.fields import Checker, as_written, mapping, positive_int, require_mapping, step_fields
 from pipegen.declarations.yaml_values import LocDict, LocList
 from pipegen.errors import DeclarationError, raise_all
 from pipegen.model import Location, Step
@@ -32,7 +32,6 @@ MIRROR_FIELDS: dict[str, Checker] = {
 
 def steps_list(data: Any, relpath: str) -> tuple[LocDict, LocList]:
     """A parsed steps file's mapping and its `steps:` list."""
-    from pipegen.declarations.fields import require_mapping
 
     if data is None:  # a file just created in a steps folder
         raise DeclarationError("the steps file is empty", Location(relpath, 1, 1),

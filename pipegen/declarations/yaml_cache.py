@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from pipegen import cache
+from pipegen import __version__, cache
 from pipegen.declarations.yaml_values import LocDict, LocList, Mark
 
 # What an entry holds; a change to LocDict, LocList or Mark, to yaml_parse or to the format here bumps it.
@@ -49,7 +49,6 @@ def write(slot: str, key: str, data: Any) -> None:
 
 def _key(name: str, text: str) -> str:
     """One entry per file and name shown, for this text and this pipegen."""
-    from pipegen import __version__
 
     payload = f"{__version__}\0{FORMAT}\0{name}\0{text}".encode("utf-8", "surrogateescape")
     return f"yaml {FORMAT} {hashlib.sha256(payload).hexdigest()}"

@@ -18,7 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from pipegen import cache
 from pipegen.errors import DeclarationError
+from pipegen.git import index_blobs
+from pipegen.graph.cargo import cargo_closure
 from pipegen.graph.derived import Link, python_closure, python_starts
+from pipegen.graph.import_graph import ImportGraph, ModuleFiles
+from pipegen.graph.scan_cache import ScanCache
 from pipegen.model import Declarations, Step
 
 if TYPE_CHECKING:
@@ -37,8 +41,6 @@ class Tree:
         counts as edited, so its content, not a blob name, keys the cache); else git's index."""
         self.root = root
         if listed is None:
-            from pipegen.git import index_blobs
-
             self.blobs, self.dirty = index_blobs(root, environ)
         else:
             self.blobs, self.dirty = dict.fromkeys(listed, ""), set(listed)
@@ -64,9 +66,6 @@ class Tree:
         return digest.hexdigest()
 
     def python(self, roots: Sequence[str], where: Step) -> list[Link]:
-        from pipegen.graph.import_graph import ImportGraph, ModuleFiles
-        from pipegen.graph.scan_cache import ScanCache
-
         starts = [p for root in roots for p in python_starts(root, self.blobs)]
         missing = [root for root in roots if not python_starts(root, self.blobs)]
         if missing:
@@ -129,8 +128,6 @@ def derive_links(step: Step, tree: Tree, store: Store) -> list[Link]:
 
 
 def _cargo(root: str, tree: Tree, step: Step) -> list[Link]:
-    from pipegen.graph.cargo import cargo_closure  # TOML's parser only when a closure is computed
-
     return cargo_closure(root, tree.read, step.location)
 
 

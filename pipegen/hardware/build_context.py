@@ -32,7 +32,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pipegen.errors import UsageError
+from pipegen.declarations.fields import anything, boolean, check_fields, env_map, require_mapping, string, string_list
+from pipegen.errors import DeclarationError, UsageError
 from pipegen.frozen import frozen
 from pipegen.hardware.build_gate import Gate, parse_gate
 from pipegen.hardware.build_keyed import filled as keyed_fields
@@ -148,8 +149,6 @@ OMITTABLE = ("timeout_in_minutes", "priority", "artifact_paths", "soft_fail")
 
 def parse_build(raw: Any, where: Any) -> BuildSpec:
     """An inventory's `build:` mapping (as yamlio reads it) -> BuildSpec; errors name the line."""
-    from pipegen.declarations.fields import anything, boolean, check_fields, env_map, require_mapping, string
-    from pipegen.errors import DeclarationError
 
     top = check_fields(require_mapping(raw, where, "'build'"), dict.fromkeys(BUILD_FIELDS, anything), "build")
     variants = []
@@ -191,17 +190,12 @@ def parse_build(raw: Any, where: Any) -> BuildSpec:
 
 
 def _priority(value: Any, where: Any) -> int | None:
-    from pipegen.errors import DeclarationError
-
     if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
         raise DeclarationError(f"a variant's job priority must be a whole number, got {value!r}", where)
     return value
 
 
 def _omit(value: Any, where: Any) -> tuple[str, ...]:
-    from pipegen.declarations.fields import string_list
-    from pipegen.errors import DeclarationError
-
     names = string_list(value or [], where)
     unknown = [name for name in names if name not in OMITTABLE]
     if unknown:
@@ -211,8 +205,6 @@ def _omit(value: Any, where: Any) -> tuple[str, ...]:
 
 
 def _list(value: Any, raw: Any, name: str) -> list[Any]:
-    from pipegen.errors import DeclarationError
-
     if value is None:
         return []
     if not isinstance(value, list):

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipegen.declarations.fields import check_fields, require_mapping, string
+from pipegen.errors import DeclarationError
 from pipegen.frozen import frozen
 
 GATE_FIELDS = ("key", "group", "label", "queue", "command", "gates")
@@ -35,9 +37,6 @@ class Gate:
 
 
 def parse_gate(raw: Any, where: Any) -> Gate:
-    from pipegen.declarations.fields import check_fields, require_mapping, string
-    from pipegen.errors import DeclarationError
-
     fields = check_fields(require_mapping(raw, where, "a variant's 'gate'"),
                             dict.fromkeys(GATE_FIELDS, string), "gate")
     missing = [name for name in GATE_FIELDS if not fields.get(name)]

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipegen.declarations.fields import anything, check_fields, env_map, require_mapping
+from pipegen.errors import UsageError
 from pipegen.frozen import frozen
 
 KEYED_FIELDS = ("env", "timeout_in_minutes")
@@ -29,8 +31,6 @@ class Keyed:
 
 
 def parse_keyed(raw: Any, where: Any) -> tuple[tuple[str, Keyed], ...]:
-    from pipegen.declarations.fields import anything, check_fields, env_map, require_mapping
-
     out = []
     for key, item in require_mapping(raw, where, "build 'keys'").items():
         at = raw.loc(key)
@@ -44,7 +44,6 @@ def parse_keyed(raw: Any, where: Any) -> tuple[tuple[str, Keyed], ...]:
 
 def filled(keyed: Keyed, fill: Any, where: str) -> tuple[dict[str, str], int | None]:
     """The job's env and timeout for one build; a timeout that is no whole number is a usage error."""
-    from pipegen.errors import UsageError
 
     timeout = None if keyed.timeout_in_minutes is None else fill(keyed.timeout_in_minutes)
     if timeout is not None and not timeout.isdigit():

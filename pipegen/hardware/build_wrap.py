@@ -22,6 +22,8 @@ import base64
 import re
 from typing import Any
 
+from pipegen.declarations.fields import check_fields, require_mapping, string, string_list
+from pipegen.errors import DeclarationError
 from pipegen.frozen import frozen
 
 _FIELD = re.compile(r"\{(command|index|total|preview_b64)\}")
@@ -41,9 +43,6 @@ class Wrap:
 
 
 def parse_wrap(raw: Any, where: Any) -> Wrap:
-    from pipegen.declarations.fields import check_fields, require_mapping, string, string_list
-    from pipegen.errors import DeclarationError
-
     checkers = {"before": string_list, "command": string, "after": string_list, "except_vendors": string_list}
     fields = check_fields(require_mapping(raw, where, "a variant's 'wrap'"), checkers, "wrap")
     if "{command}" not in fields.get("command", "{command}"):

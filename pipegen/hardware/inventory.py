@@ -33,8 +33,10 @@ from typing import Any
 
 from pipegen.declarations.discover import DEFAULT_INVENTORY
 from pipegen.declarations.fields import Checker, anything, check_fields, require_mapping, string, string_list, tag_map
-from pipegen.declarations.yamlio import LocList
+from pipegen.declarations.yamlio import LocList, load_file
 from pipegen.errors import DeclarationError
+from pipegen.hardware.build_context import apply, parse_build, resolve
+from pipegen.hardware.build_spec import BuildInfo
 from pipegen.hardware.preset_merge import extended
 from pipegen.hardware.template_fields import job_fields, plain, setup_commands
 from pipegen.hardware.types import DOCKER_PLUGIN, PLAIN, TEMPLATE_KINDS, VENDORS, Family, Inventory, Route, Template
@@ -51,8 +53,6 @@ def load_inventory(decl: Declarations, build: Any = None) -> Inventory:
 
 def load_for_build(decl: Declarations, build: Any = None) -> tuple[Inventory, Any]:
     """The inventory for one build and its build context (build_context.BuildContext)."""
-    from pipegen.hardware.build_context import apply, resolve
-    from pipegen.hardware.build_spec import BuildInfo
 
     inventory = _inventory(decl)
     context = resolve(inventory.build, build or BuildInfo(), decl.settings.build_values)
@@ -80,8 +80,6 @@ def _inventory(decl: Declarations) -> Inventory:
 
 
 def load_inventory_file(path: str, display: str | None = None) -> Inventory:
-    from pipegen.declarations.yamlio import load_file
-
     name = display or path
     return parse_inventory(load_file(path, name), name)
 
@@ -97,8 +95,6 @@ def _preset_source(name: str) -> str:
 
 
 def _preset_data(name: str) -> Any:
-    from pipegen.declarations.yamlio import load_file
-
     # in the package, like render.builtin_templates(): a path, not an import (hardware comes after dialects)
     path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "dialects", name, PRESET_FILE)
     return load_file(path, f"{name}-{PRESET_FILE}")
@@ -106,7 +102,6 @@ def _preset_data(name: str) -> Any:
 
 def _extended_preset(path: str, preset_name: str) -> Inventory:
     """A dialect's preset (vLLM's) with a repository's own inventory over it (hardware/preset_merge.py)."""
-    from pipegen.declarations.yamlio import load_file
 
     own = load_file(path, DEFAULT_INVENTORY)
     require_mapping(own, Location(DEFAULT_INVENTORY, 1, 1), "the hardware inventory")
@@ -170,8 +165,6 @@ def parse_inventory(data: Any, source: str) -> Inventory:
         routes.append(Route(family=route["family"], label=route.get("label"), key=route.get("key")))
     build = None
     if fields.get("build") is not None:
-        from pipegen.hardware.build_context import parse_build
-
         build = parse_build(fields["build"], top.loc("build"))
     return Inventory(families=tuple(families), default=fields.get("default"), no_gpu=fields.get("no_gpu"),
                      routes=tuple(routes), source=source, build=build)

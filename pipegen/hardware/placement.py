@@ -13,7 +13,7 @@ label or key, else the inventory's `default` family.
 from __future__ import annotations
 
 from pipegen.declarations.discover import DEFAULT_INVENTORY
-from pipegen.errors import DeclarationError
+from pipegen.errors import DeclarationError, suggest
 from pipegen.hardware.types import Family, Inventory, Job
 from pipegen.model import Declarations, Step
 
@@ -76,8 +76,6 @@ def _family_of(step: Step, inventory: Inventory) -> tuple[Family, int | None]:
         return family, None
     resolved = inventory.resolve(step.device)
     if resolved is None:
-        from pipegen.errors import suggest
-
         known = inventory.names()
         hint = suggest(step.device, known, "families") if known else f"create {DEFAULT_INVENTORY}"
         raise _missing(step, f"asks for hardware '{step.device}', which no family in "

@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from pipegen.declarations.patterns import glob_regex, is_glob
+
 GLOB = re.compile(r"[*?\[{]")
 REGEX_CHARS = re.compile(r"[\^$*+?()\[\]{}|\\]")
 
@@ -116,7 +118,6 @@ def grep_prefix_entry(regex: str) -> str:
 
 def descendants_matched(entry: str, folders: Iterable[str]) -> list[str]:
     """The folders an include entry's gitignore reading matches (so it would bring files below them)."""
-    from pipegen.declarations.patterns import glob_regex, is_glob
 
     if entry.endswith(("**", "/", "/**/*")) or entry == "**/*":  # `a/**/*` names every path below what it matches
         return []
@@ -151,8 +152,6 @@ def guard(whole: Sequence[str], includes: Sequence[str], folders: Sequence[str])
 
 
 def _reaches_below(entry: str, folder: str) -> bool:
-    from pipegen.declarations.patterns import glob_regex, is_glob
-
     probe = f"{folder}/x"
     if is_glob(entry):
         return bool(glob_regex(entry).match(probe)) or entry.lstrip("/").startswith(folder + "/")

@@ -18,6 +18,8 @@ import json
 import re
 from typing import Any
 
+from pipegen.declarations.yamlio import load_text
+
 # The writer's dialect: plain words it writes unquoted (unless special) are read back as strings.
 from pipegen.render.yaml_writer import PLAIN, SPECIAL_WORDS
 
@@ -51,8 +53,6 @@ def load(text: str) -> Any:
     try:
         return Reader(text).document()
     except NotInDialect:
-        from pipegen.declarations.yamlio import load_text  # PyYAML, refusing duplicate keys as this reader does
-
         return load_text(text, "the rendered pipeline")
 
 

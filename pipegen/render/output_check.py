@@ -11,14 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 from pipegen.buildkite.limits import JOB_LIMIT, count_jobs
+from pipegen.buildkite.schema import validator
+from pipegen.buildkite.schema_errors import validate
+from pipegen.buildkite.upload_escape import UPLOAD_VARIABLE, upload_variable
 from pipegen.errors import DeclarationError, OutputError
+from pipegen.render.fastyaml import load
 
 
 def check(text: str, limit: int = JOB_LIMIT, external: tuple[str, ...] = ()) -> dict[str, Any]:
     """Parse the rendered text back and validate it; an OutputError when Buildkite would refuse it.
 
     `external`: keys of steps uploaded elsewhere, which depends_on may name."""
-    from pipegen.render.fastyaml import load
 
     try:
         data = load(text)
@@ -33,9 +36,6 @@ def check(text: str, limit: int = JOB_LIMIT, external: tuple[str, ...] = ()) -> 
         raise OutputError("the rendered pipeline is not a mapping with 'steps'")
     import fastjsonschema
 
-    from pipegen.buildkite.schema import validator
-    from pipegen.buildkite.schema_errors import validate
-
     try:
         validator()(data)
     except fastjsonschema.JsonSchemaException:  # once more as uploaded (upload-time variables filled in), then say why
@@ -48,7 +48,6 @@ def _as_uploaded(data: dict[str, Any]) -> dict[str, Any]:
     """The pipeline as far as can be known before upload, where Buildkite fills in upload-time variables: a
     `timeout_in_minutes` that is one is validated as its default (else 1), and each one in a key or a
     depends_on target as a letter (an unset `?` variable fails the upload, which no check here can see)."""
-    from pipegen.buildkite.upload_escape import UPLOAD_VARIABLE, upload_variable
 
     def key(value: Any) -> Any:
         if isinstance(value, dict):

@@ -15,8 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from pipegen.buildkite.limits import JOB_LIMIT
 from pipegen.errors import OutputError
+from pipegen.hardware.inventory import load_for_build
+from pipegen.hardware.placement import jobs
 from pipegen.hardware.types import Inventory, Job
 from pipegen.model import Declarations, Selection
+from pipegen.render.annotate import annotation
+from pipegen.render.blame import blame
 from pipegen.render.output_check import check
 from pipegen.render.page import Page, build_page
 from pipegen.render.templates import to_yaml
@@ -38,8 +42,6 @@ class Placement:
 
 def place(decl: Declarations, build: BuildInfo | None = None) -> Placement:
     """Load the inventory for this build (build_spec.BuildInfo) and place every step on it."""
-    from pipegen.hardware.inventory import load_for_build
-    from pipegen.hardware.placement import jobs
 
     inventory, context = load_for_build(decl, build)
     return Placement(inventory, context, jobs(decl, inventory))
@@ -56,8 +58,6 @@ class Rendered:
 
     @property
     def annotation(self) -> str:
-        from pipegen.render.annotate import annotation
-
         return annotation(self.page)
 
 
@@ -72,7 +72,5 @@ def render_pipeline(decl: Declarations, selection: Selection, placement: Placeme
     try:
         data = check(text, limit, decl.settings.external_steps)
     except OutputError as exc:
-        from pipegen.render.blame import blame
-
         raise blame(exc, text, result.entries, templates) from None
     return Rendered(text=text, page=result, data=data)

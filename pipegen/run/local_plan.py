@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pipegen.buildkite.keys import declared_keys
-from pipegen.buildkite.upload_escape import Dollars, deliverable, uploaded
+from pipegen.buildkite.upload_escape import Dollars, deliverable, upload_value, upload_variable, uploaded
 from pipegen.buildkite.workdir import map_workdir
 from pipegen.errors import DeclarationError, UsageError, suggest
 from pipegen.frozen import frozen
@@ -202,7 +202,6 @@ def run_minutes(minutes: int | str | None, environ: Mapping[str, str]) -> int | 
     Buildkite's upload would; None when it gives no whole number (no timeout)."""
     if not isinstance(minutes, str):
         return minutes
-    from pipegen.buildkite.upload_escape import upload_value, upload_variable
 
     match = upload_variable(minutes)
     value = upload_value(match, environ) if match else None

@@ -20,6 +20,7 @@ from typing import Any
 from pipegen.buildkite.branches import includes
 from pipegen.buildkite.keys import declared_keys
 from pipegen.buildkite.matrix import combinations
+from pipegen.errors import UsageError
 from pipegen.hardware.detect import Machine
 from pipegen.hardware.types import Inventory
 from pipegen.model import Declarations
@@ -136,8 +137,6 @@ def pick_jobs(runs: Sequence[Planned], asked: Sequence[str], rendered: Mapping[s
         jobs = [r for r in runs if base in (r.step.key, r.step.origin)]
         names = {r.combination.name for r in jobs if r.combination is not None}
         for combo in combos - names:
-            from pipegen.errors import UsageError
-
             known = ", ".join(f"'{base}[{n}]'" for n in sorted(names)) or f"none: step '{base}' has no matrix"
             raise UsageError(f"step '{base}' has no matrix job '{combo}'", fix=f"name one of {known}")
     for run in runs:

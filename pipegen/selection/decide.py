@@ -14,6 +14,7 @@ import fnmatch
 from collections.abc import Sequence
 from dataclasses import replace
 
+from pipegen.buildkite.keys import declared_keys
 from pipegen.dialects.load import dialect
 from pipegen.errors import UsageError
 from pipegen.model import STRUCTURE, ChangeSet, Decision, Declarations, Options, Reason, Rule, Selection, Settings, Step
@@ -115,8 +116,6 @@ def steps_by_key(decl: Declarations, keys: Sequence[str]) -> list[Step]:
     key is a usage error."""
     by_key = decl.by_key()
     if any(k not in by_key for k in keys):  # a key as render writes it names its step too
-        from pipegen.buildkite.keys import declared_keys
-
         rendered = declared_keys(decl.steps)
         keys = [rendered.get(k, k) for k in keys]
     targets: dict[str, list[Step]] = {}

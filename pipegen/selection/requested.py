@@ -9,6 +9,7 @@ import json
 import re
 from collections.abc import Mapping
 
+from pipegen.buildkite.branches import includes
 from pipegen.errors import UsageError
 from pipegen.model import LabelRule, Options, Settings
 
@@ -58,7 +59,6 @@ def branch_policy(settings: Settings, environ: Mapping[str, str]) -> tuple[str, 
     branch = build_branch(environ)
     if branch is None or not (settings.run_all_branches or settings.nightly_branches):
         return "", ""
-    from pipegen.buildkite.branches import includes
 
     def says(patterns: tuple[str, ...], name: str, what: str) -> str:
         if not patterns or not includes(patterns, branch):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pipegen.buildkite.keys import valid_key
 from pipegen.declarations.assemble import finish, read_steps_files
 from pipegen.declarations.discover import DEFAULT_INVENTORY, STEPS_SUFFIXES, steps_files
 from pipegen.declarations.fields import (
@@ -137,7 +138,6 @@ def _one_file_per_group(groups: list[Group]) -> None:
 
 def _external_steps(keys: tuple[str, ...], top: LocDict) -> tuple[str, ...]:
     """Keys of steps uploaded elsewhere: written in the pipeline as they are, so they must be valid there."""
-    from pipegen.buildkite.keys import valid_key
 
     for key in keys:
         if valid_key(key) != key:
