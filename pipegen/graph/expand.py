@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pipegen import cache
 from pipegen.errors import DeclarationError
@@ -22,11 +21,8 @@ from pipegen.git import index_blobs
 from pipegen.graph.cargo import cargo_closure
 from pipegen.graph.derived import Link, python_closure, python_starts
 from pipegen.graph.import_graph import ImportGraph, ModuleFiles
-from pipegen.graph.scan_cache import ScanCache
+from pipegen.graph.scan_cache import ScanCache, read_tracked
 from pipegen.model import Declarations, Step
-
-if TYPE_CHECKING:
-    from pipegen.graph.scan_cache import ScanCache
 
 VERSION = 1
 STORE_KEY = f"derived {VERSION}"
@@ -47,13 +43,7 @@ class Tree:
         self._scans: ScanCache | None = None
 
     def read(self, path: str) -> str | None:
-        if path not in self.blobs:
-            return None
-        try:
-            with open(os.path.join(self.root, path), encoding="utf-8") as handle:
-                return handle.read()
-        except (OSError, UnicodeDecodeError):
-            return None
+        return read_tracked(self.root, path, self.blobs)
 
     def signature(self, wanted: Sequence[str]) -> str:
         """A hash of the content of the tracked files whose names end with one of `wanted`."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 
 from pipegen import cache
 from pipegen.graph.import_scan import ImportSpec, scan_imports
@@ -60,14 +60,18 @@ class ScanCache:
         cache.store(self.file, KEY, json.dumps({"version": VERSION, "scans": keep}, separators=(",", ":")).encode())
 
     def _read(self, path: str) -> str | None:
-        """Tracked files only; a file that is listed but absent reads as None."""
-        if path not in self.tracked:
-            return None
-        try:
-            with open(os.path.join(self.root, path), encoding="utf-8") as handle:
-                return handle.read()
-        except (OSError, UnicodeDecodeError):
-            return None
+        return read_tracked(self.root, path, self.tracked)
+
+
+def read_tracked(root: str, path: str, tracked: Container[str]) -> str | None:
+    """The text of a tracked file; None for an untracked one, or one that is absent or not UTF-8."""
+    if path not in tracked:
+        return None
+    try:
+        with open(os.path.join(root, path), encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _well_formed(specs: object) -> bool:
