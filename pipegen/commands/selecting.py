@@ -123,11 +123,13 @@ def read_file_list(source: str, option: str = "--files-from") -> list[str]:
 
 
 def _read_source(source: str, option: str) -> bytes:
-    try:
+    from pipegen.bounded_read import MAX_LIST_BYTES, read_stream
+
+    try:  # a pipe is fine (`<(git diff ...)`), a list without end (/dev/zero) is not
         if source == "-":
-            return sys.stdin.buffer.read()
+            return read_stream(sys.stdin.buffer, MAX_LIST_BYTES)
         with open(source, "rb") as handle:
-            return handle.read()
+            return read_stream(handle, MAX_LIST_BYTES)
     except OSError as exc:
         raise UsageError(f"cannot read {option} {source}: {exc.strerror}", fix="pass an existing file or '-'") from None
 

@@ -34,16 +34,24 @@ def repository_root(start: str = ".") -> str:
 
 def find_config(root: str, config: str | None, environ: Mapping[str, str]) -> str:
     """The config file to read, relative to `root` or absolute."""
+    from pipegen.bounded_read import not_a_file
+
     chosen = config or environ.get("PIPEGEN_CONFIG")
     if chosen:
         if os.path.isfile(os.path.join(root, chosen)):
             return chosen
         if os.path.isfile(chosen):  # relative to the current folder, as a shell completes it from a subfolder
             return os.path.abspath(chosen)
-        raise UsageError(f"config file not found: {chosen}", fix="pass an existing file to --config")
+        what = not_a_file(os.path.join(root, chosen)) or not_a_file(chosen)
+        raise UsageError(f"config {chosen} is {what}, not a file" if what else f"config file not found: {chosen}",
+                         fix="pass an existing file to --config")
     for candidate in DEFAULT_CONFIGS:
         if os.path.isfile(os.path.join(root, candidate)):
             return candidate
+        what = not_a_file(os.path.join(root, candidate))
+        if what:  # said, not passed over: "no CI configuration found" would send the user looking elsewhere
+            raise UsageError(f"{candidate} is {what}, not a file",
+                             fix=f"make {candidate} the config file, or pass --config PATH")
     raise UsageError(
         f"no CI configuration found in {os.path.abspath(root)} (looked for {' and '.join(DEFAULT_CONFIGS)})",
         fix="run pipegen at the repository root, or pass --config PATH",

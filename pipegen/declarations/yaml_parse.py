@@ -170,6 +170,10 @@ def parse(text: str, file: str, duplicates: list[str] | None = None) -> Any:
                                    fix="write the values out instead of the alias") from None
         raise DeclarationError(f"YAML syntax error: {problem}", at,
                                fix="correct the YAML syntax at that position") from None
+    except yaml.reader.ReaderError as exc:  # a control character: PyYAML says "position N" of the whole text
+        at = Location(file, text.count("\n", 0, exc.position) + 1, exc.position - text.rfind("\n", 0, exc.position))
+        raise DeclarationError(f"a control character YAML does not allow (U+{exc.character:04X})", at,
+                               fix="remove it, or write it escaped in a double-quoted string (\"\\x07\")") from None
     except yaml.YAMLError as exc:
         raise DeclarationError(f"YAML error: {exc}", Location(file)) from None
     except RecursionError:  # nesting through tags that bypass the depth bound (!!omap, !!pairs)

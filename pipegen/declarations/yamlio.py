@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipegen.bounded_read import declaration_text
 from pipegen.declarations import yaml_cache
 from pipegen.declarations.yaml_values import LocDict, LocList, Mark, where
-from pipegen.errors import DeclarationError
-from pipegen.model import Location
 
 __all__ = ["LocDict", "LocList", "Mark", "load_file", "load_text", "where"]
 
@@ -31,13 +30,7 @@ def load_file(path: str, display: str | None = None, duplicates: list[str] | Non
     """Read and parse one YAML file; `display` is the name used in messages. The parse is cached per
     file (yaml_cache), keyed by its text: a declaration file changes far less often than it is read."""
     name = display or path
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except FileNotFoundError:
-        raise DeclarationError("file not found", Location(name), fix="check the path or create the file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DeclarationError(f"cannot read the file: {exc}", Location(name)) from None
+    text = declaration_text(path, name)  # a regular file of bounded size (a FIFO, /dev/zero: an error)
     if duplicates is not None:  # a lenient read (import) is not cached
         return load_text(text, name, duplicates)
     slot, key, cached = yaml_cache.read(path, name, text)

@@ -82,3 +82,54 @@ def test_select_with_a_hostile_glob_finishes(tmp_path):
                           input="src/" + "a" * 40 + ".c\n", capture_output=True, text=True, timeout=GENEROUS_S)
     assert done.returncode == 0, done.stderr
     assert "0 of 1" in done.stdout or "skip" in done.stdout.lower(), done.stdout
+
+
+def steps_folder(root):
+    write_files(root, {".buildkite/pipegen.yaml": "steps: [.buildkite/steps]\n",
+                       ".buildkite/steps/a.yaml": "steps:\n- {label: A, commands: [x]}\n"})
+    return root / ".buildkite" / "steps"
+
+
+def pipegen(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pipegen", *args], input=stdin, capture_output=True, text=True,
+                          timeout=GENEROUS_S)
+
+
+def test_a_fifo_in_the_steps_folder_is_refused_not_waited_on(tmp_path):
+    import os
+
+    os.mkfifo(steps_folder(tmp_path) / "b.yaml")
+    done = pipegen("select", "--root", str(tmp_path), "--files-from", "-", stdin="x\n")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert ".buildkite/steps/b.yaml: cannot read the file: not a regular file: a FIFO" in done.stderr
+
+
+def test_a_steps_file_linked_to_dev_zero_is_refused(tmp_path):
+    (steps_folder(tmp_path) / "z.yaml").symlink_to("/dev/zero")
+    done = pipegen("select", "--root", str(tmp_path), "--files-from", "-", stdin="x\n")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert ".buildkite/steps/z.yaml: cannot read the file: not a regular file: a character device" in done.stderr
+
+
+def test_import_of_dev_zero_is_refused(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "pipegen", "import", "/dev/zero", "--out", str(tmp_path / "o")],
+                          capture_output=True, text=True, timeout=GENEROUS_S, cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "/dev/zero: cannot read the file: not a regular file: a character device" in done.stderr
+
+
+def test_a_file_over_the_bound_is_refused(tmp_path):
+    from pipegen.bounded_read import Refused, read_bytes
+
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"#" * 1001)
+    assert read_bytes(str(big), 1001) == b"#" * 1001
+    with pytest.raises(Refused, match="larger than"):
+        read_bytes(str(big), 1000)
+
+
+def test_files_from_dev_zero_is_refused(tmp_path):
+    steps_folder(tmp_path)
+    done = pipegen("select", "--root", str(tmp_path), "--files-from", "/dev/zero")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "cannot read --files-from /dev/zero: larger than 256 MiB" in done.stderr
