@@ -109,13 +109,13 @@ def log_folder(options: RunOptions, root: str) -> tuple[RunOptions, list[str]]:
     folder = os.path.join(os.path.abspath(root), DEFAULT_LOG_DIR)
     if not _blocked_at(folder):
         return options, []
-    import hashlib
     import tempfile
 
-    elsewhere = os.path.join(tempfile.gettempdir(), "pipegen-logs-" + hashlib.sha1(folder.encode()).hexdigest()[:8])
-    if _blocked_at(elsewhere):
-        raise UsageError(f"cannot write logs in {folder} (read-only checkout?) nor in {elsewhere}",
-                         fix="pass --log-dir DIR, a folder you can write")
+    try:  # a new private (0700) folder: never one another user made, nor a planted link (mkdtemp)
+        elsewhere = tempfile.mkdtemp(prefix="pipegen-logs-")
+    except OSError as exc:
+        raise UsageError(f"cannot write logs in {folder} (read-only checkout?) nor in {tempfile.gettempdir()}: "
+                         f"{exc.strerror}", fix="pass --log-dir DIR, a folder you can write") from None
     return replace(options, log_dir=elsewhere), [f"Logs: {elsewhere} ({folder} cannot be written: a read-only "
                                                  "checkout?)"]
 

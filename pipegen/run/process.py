@@ -3,8 +3,8 @@
 Each step is one `bash -e -c` script (Buildkite's shell semantics) in a
 session of its own, so its process group holds everything it starts: a
 timeout or Ctrl-C stops the group (SIGTERM, then SIGKILL after a grace
-period), not just bash. Output goes to the step's log file, which is
-printed in full when the step fails.
+period), not just bash. Output goes straight to the step's log file; when the step
+fails its tail is printed (a bounded read: a step may print gigabytes).
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ import signal
 import subprocess
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from pipegen.run.artifacts import collect
 from pipegen.run.local_plan import FAILED, Planned, Result, Status
@@ -27,6 +26,8 @@ from pipegen.run.steps import blocked_by, soft_fails
 
 TICK_S = 0.2  # how often the live display redraws and the timeout is checked
 GRACE_S = 10.0  # SIGTERM -> SIGKILL
+SHOWN_LINES = 500  # of a failed step's log, printed after it
+TAIL_BYTES = 256 * 1024  # the most of a log that is read back: a step may print gigabytes
 
 
 class Progress:
@@ -122,7 +123,7 @@ def without_plugins(result: Result) -> Result:
 def run_step(planned: Planned, env: Mapping[str, str], tick: Callable[[float], None]) -> Result:
     try:
         _make_log_folder(os.path.dirname(os.path.abspath(planned.log)))
-        log = open(planned.log, "wb")  # noqa: SIM115 - its `with` follows, once the folder is known to work
+        log = _open_log(planned.log)
     except OSError as exc:  # checked before the run; a folder can still change under it
         return Result(planned, "failed", 0.0, f"cannot write its log {planned.log}: {exc.strerror}")
     start = time.monotonic()
@@ -222,27 +223,42 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _open_log(path: str) -> BinaryIO:
+    """The log, created or emptied; a link planted at its name is refused (ELOOP), never followed."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+    return os.fdopen(os.open(path, flags, 0o644), "wb")
+
+
 def _make_log_folder(folder: str) -> None:
     if os.path.isdir(folder):
         return
     os.makedirs(folder)
     # A folder we create holds only logs: git must ignore them, or the next
     # run would count them as uncommitted work that selects steps.
-    with open(os.path.join(folder, ".gitignore"), "w") as f:
-        f.write("# written by pipegen run\n*\n")
+    with _open_log(os.path.join(folder, ".gitignore")) as f:
+        f.write(b"# written by pipegen run\n*\n")
 
 
 def read_log(path: str, lines: int | None = None) -> str:
-    """A step's log, or its last `lines` lines; "" when it cannot be read."""
+    """A step's log, or its last `lines` lines; "" when it cannot be read. Only its last TAIL_BYTES are read
+    (a step may print gigabytes): a longer log starts with a line that says how much is not shown."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return "".join(deque(f, maxlen=lines))
+        with open(path, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - TAIL_BYTES))
+            data = f.read(TAIL_BYTES)
     except OSError:
         return ""
+    kept = data.decode("utf-8", "replace").splitlines(keepends=True)
+    if size > TAIL_BYTES:
+        kept = kept[1:]  # the first is a partial line
+    shown = kept[-lines:] if lines else kept
+    hidden = size - len("".join(shown).encode("utf-8", "replace"))
+    return (f"[{hidden:,} earlier bytes not shown: the whole log is {path}]\n" if hidden > 0 else "") + "".join(shown)
 
 
 def _show_log(out: TextIO, path: str) -> None:
-    text = read_log(path)
+    text = read_log(path, SHOWN_LINES)
     if text and not text.endswith("\n"):
         text += "\n"
     out.write(f"----- {path} -----\n{text}----- end of {path} -----\n")

@@ -133,3 +133,64 @@ def test_files_from_dev_zero_is_refused(tmp_path):
     done = pipegen("select", "--root", str(tmp_path), "--files-from", "/dev/zero")
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "cannot read --files-from /dev/zero: larger than 256 MiB" in done.stderr
+
+
+RUN_REPO = {".buildkite/pipegen.yaml": "steps: [.buildkite/steps.yaml]\nhardware: .buildkite/hardware.yaml\n",
+            ".buildkite/hardware.yaml": "default: cpu\nfamilies: {cpu: {vendor: cpu, queue: q, template: plain}}\n"
+                                        "templates: {plain: {kind: plain}}\n",
+            ".buildkite/steps.yaml": "steps:\n"
+                                     "- {label: Loud, key: loud, commands: ['head -c 300000000 /dev/zero | tr "
+                                     "\"\\\\0\" a; seq 1 2000; exit 4']}\n"
+                                     "- {label: Quiet, key: quiet, commands: ['echo quiet']}\n"}
+
+
+def run_repo(tmp_path):
+    from ..helpers import git_repo
+
+    return git_repo(tmp_path / "r", RUN_REPO)
+
+
+def test_a_failing_step_that_prints_hundreds_of_mb_shows_a_bounded_tail(tmp_path):
+    """The log streams to its file; what is printed is its tail, read without loading the log (here: within a
+    memory cap the 300 MB log alone would break, decoded as the old code did)."""
+    import resource
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (400 * 1024 * 1024,) * 2)
+
+    root = run_repo(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "pipegen", "run", "--root", str(root), "--hardware", "cpu",
+                           "--step", "loud", "--log-dir", str(tmp_path / "logs")], capture_output=True, text=True,
+                          timeout=GENEROUS_S * 3, preexec_fn=cap)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert (tmp_path / "logs" / "loud.log").stat().st_size > 300_000_000
+    assert len(done.stdout) < 300_000 and "earlier bytes not shown" in done.stdout
+    assert "1999\n2000\n----- end of" in done.stdout
+
+
+def test_a_link_planted_at_a_log_is_not_followed(tmp_path):
+    root = run_repo(tmp_path)
+    victim = tmp_path / "victim"
+    victim.write_text("keep me\n")
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "quiet.log").symlink_to(victim)
+    done = subprocess.run([sys.executable, "-m", "pipegen", "run", "--root", str(root), "--hardware", "cpu",
+                           "--step", "quiet", "--log-dir", str(tmp_path / "logs")], capture_output=True, text=True,
+                          timeout=GENEROUS_S)
+    assert victim.read_text() == "keep me\n"
+    assert done.returncode == 1 and "cannot write its log" in done.stdout, done.stdout + done.stderr
+
+
+def test_logs_of_a_read_only_checkout_go_to_a_new_private_folder(tmp_path, monkeypatch):
+    """Not a predictable $TMPDIR/pipegen-logs-<hash> another user could create first or plant links in."""
+    import os
+
+    from pipegen.commands import run as run_command
+    from pipegen.run.plan import RunOptions
+
+    monkeypatch.setattr(run_command, "_blocked_at", lambda folder: folder)  # the checkout cannot be written
+    first, second = (run_command.log_folder(RunOptions(), str(tmp_path))[0].log_dir for _ in range(2))
+    assert first and second and first != second
+    for folder in (first, second):
+        assert os.stat(folder).st_mode & 0o777 == 0o700 and not os.listdir(folder)
+        os.rmdir(folder)
