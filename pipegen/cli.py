@@ -8,6 +8,8 @@ an option that the command's options do not declare is a TypeError, never droppe
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import os
 import sys
@@ -18,6 +20,9 @@ import click
 
 from pipegen.errors import PipegenError
 from pipegen.states import UNSELECTED
+
+# Writing the output failed: a closed or broken stdout, a full or failing device.
+OUTPUT_ERRNOS = frozenset({errno.EPIPE, errno.EBADF, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG})
 
 
 def _root(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str:
@@ -71,12 +76,17 @@ def _guard(func: Callable[..., int]) -> Callable[..., None]:
     def wrapper(*args: Any, **kwargs: Any) -> None:
         try:
             code = func(*args, **kwargs)
+            sys.stdout.flush()  # a full disk says so here, not in a traceback at exit
         except PipegenError as exc:
             click.echo(f"pipegen: error: {exc}", err=True)
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("pipegen: interrupted", err=True)
             sys.exit(130)
+        except OSError as exc:
+            if exc.errno not in OUTPUT_ERRNOS:
+                raise
+            _output_failed(exc.strerror)
         sys.exit(code or 0)
 
     return wrapper
@@ -283,7 +293,21 @@ def import_(**options: Any) -> int:
     return main(ImportOptions(**options, environ=os.environ), sys.stdout)
 
 
+def _output_failed(why: str | None) -> None:
+    """The result could not be delivered: say so on stderr and exit EXIT_OUTPUT, not a findings code."""
+    from pipegen.errors import EXIT_OUTPUT
+
+    with contextlib.suppress(OSError):  # what is still buffered goes nowhere, so exiting cannot fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    with contextlib.suppress(OSError, AttributeError, ValueError):
+        sys.stderr.write(f"pipegen: error: cannot write the output: {why}\n")
+        sys.stderr.flush()
+    os._exit(EXIT_OUTPUT)  # no flush at exit: stdout's buffer would fail again
+
+
 def main() -> None:
+    if sys.stdout is None:  # started with stdout closed (`>&-`): Python gives no stream at all
+        _output_failed("standard output is closed")
     try:
         cli(prog_name="pipegen")
     except KeyboardInterrupt:

@@ -8,6 +8,7 @@ from pipegen.model import Location
 
 EXIT_FINDINGS = 1  # findings, a failed test, an invalid pipeline
 EXIT_USAGE = 2  # usage error, unreadable or invalid declarations
+EXIT_OUTPUT = 3  # the output could not be written (a closed stdout, a full disk): no result was delivered
 
 
 class PipegenError(Exception):

@@ -85,6 +85,16 @@ class Git:
         except GitFailed:
             return None
 
+    def unreadable_head(self) -> str:
+        """Why HEAD resolves to no commit when it names one git cannot read (a corrupt or missing object);
+        "" when HEAD has no commit yet (a new repository)."""
+        try:
+            named = self("rev-parse", "--verify", "--quiet", "HEAD").strip()
+        except GitFailed:
+            return ""
+        return (f"HEAD names commit {named[:12]}, which git cannot read (a corrupt or missing object: "
+                "'git fsck' says more)") if named else ""
+
     def paths(self, *args: str, fix: str = "") -> list[str]:
         """The NUL-separated paths git prints (`-z`)."""
         return [p for p in self(*args, fix=fix).split("\0") if p]

@@ -97,7 +97,9 @@ def _unknown_paths(files: Sequence[str], given: Mapping[str, str], args: Selecti
         missing = unknown(missing, known_paths(root, decl.settings.base_branch, args.environ), ())
     if not missing:
         return ()
-    shown = ", ".join(repr(given.get(p, p)) for p in missing[:5]) + (f" and {len(missing) - 5} more"
+    from pipegen.shown import cut  # a path may be 300 MB long (repr escapes a newline)
+
+    shown = ", ".join(repr(cut(given.get(p, p))) for p in missing[:5]) + (f" and {len(missing) - 5} more"
                                                                      if len(missing) > 5 else "")
     return (f"--files-from {args.files_from}: {shown} names no tracked file, no file of HEAD or the base "
             f"branch ({decl.settings.base_branch}) and no step's dependency entry, so it selects nothing "

@@ -25,6 +25,8 @@ def _fail(where: Location, message: str, fix: str = "") -> DeclarationError:
 
 def string(value: Any, where: Location) -> str:
     if isinstance(value, str):
+        if "\0" in value:  # no command line, variable or name can hold one: refused here, not when a step runs
+            raise _fail(where, f"a NUL character in {value!r}", "remove the \\0")
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
@@ -159,6 +161,9 @@ def env_map(value: Any, where: Location) -> tuple[tuple[str, str], ...]:
         item_where = value.loc(name) if isinstance(value, LocDict) else where
         if not isinstance(name, str):
             raise _fail(item_where, f"environment variable name must be a string, got {name!r}")
+        if not name or "=" in name or "\0" in name:  # the environment's NAME=value cannot hold it
+            raise _fail(item_where, f"environment variable name {name!r} is empty or holds '=' or a NUL",
+                        "write a name of letters, digits and '_'")
         if isinstance(item, bool):
             item = "true" if item else "false"
         if item is None:

@@ -97,7 +97,7 @@ def changed_files(
     ref, commit = chosen
     head = git.resolves("HEAD")
     if head is None:
-        return ChangeSet((), base=ref, trusted=False, reason="HEAD has no commit yet")
+        return ChangeSet((), base=ref, trusted=False, reason=git.unreadable_head() or "HEAD has no commit yet")
     uncommitted = not committed_only and not in_ci(environ)
     merge_base = head if head == commit else _merge_base(git, commit, fetch_base)
     where = f"HEAD is {'on' if head == commit else 'behind'} {ref}"

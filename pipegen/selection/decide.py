@@ -25,6 +25,7 @@ from pipegen.selection.uncovered import run_all_reason as uncovered_reason
 from pipegen.selection.uncovered import uncovered_files
 from pipegen.selection.uncovered import warning as uncovered_warning
 from pipegen.selection.waited_for import conditions, with_dependencies
+from pipegen.shown import shown
 from pipegen.states import Action
 
 
@@ -108,7 +109,9 @@ def _as_read(decl: Declarations, files: list[str]) -> tuple[list[str], dict[str,
 
 
 def _as_named(text: str, file: str | None, via: dict[str, str]) -> str:
-    return text.replace(file, f"{via[file]} (read as {file})", 1) if file is not None and file in via else text
+    if file is None or file not in via:
+        return text
+    return text.replace(shown(file), f"{shown(via[file])} (read as {shown(file)})", 1)
 
 
 def steps_by_key(decl: Declarations, keys: Sequence[str]) -> list[Step]:
@@ -173,7 +176,7 @@ def _run_all_pattern(settings: Settings, files: list[str]) -> str:
         entries = list(settings.run_all) + ["!" + x for x in settings.run_all_exclude]
         hit = first_match(entries, files, settings.run_all_kind)
         if hit:
-            return f"{hit[0]} matches run-all pattern '{hit[1]}'"
+            return f"{shown(hit[0])} matches run-all pattern '{hit[1]}'"
     return ""
 
 
@@ -187,9 +190,10 @@ def _input_hits(inputs: Sequence[Input], files: Sequence[str], warnings: list[st
         if hit is None:
             continue
         if item.keys is not None and not item.keys:
-            warnings.append(f"{hit} changed: it is {item.what}, which shapes no step here: no step runs for it")
+            warnings.append(f"{shown(hit)} changed: it is {item.what}, which shapes no step here: no step runs for it")
             continue
-        text = f"{hit} changed: it is {item.what}, which shapes " + ("every step" if item.keys is None else "this step")
+        shapes = "every step" if item.keys is None else "this step"
+        text = f"{shown(hit)} changed: it is {item.what}, which shapes {shapes}"
         for key in (None,) if item.keys is None else sorted(item.keys):
             hits.setdefault(key, Reason("pipegen-input", text, hit, item.entry))
     return hits
@@ -222,7 +226,7 @@ def _applies(rule: Rule, step: Step) -> bool:
 def _rule_hit(step: Step, rule_hits: list[tuple[Rule, tuple[str, str] | None]], overriding: bool) -> Reason | None:
     for rule, hit in rule_hits:
         if hit and rule.overrides_optional == overriding and _applies(rule, step):
-            return Reason(f"rule:{rule.name}", f"rule '{rule.name}': {hit[0]} changed", hit[0], hit[1])
+            return Reason(f"rule:{rule.name}", f"rule '{rule.name}': {shown(hit[0])} changed", hit[0], hit[1])
     return None
 
 
@@ -268,7 +272,7 @@ def _decide_step(
     if match and step.derivation and match[1] in derived_entries(step):
         return "run", Reason("derived", derived_text(step, *match), match[0], match[1])
     if match:
-        return "run", Reason("dependency", f"{match[0]} matches '{match[1]}'", match[0], match[1])
+        return "run", Reason("dependency", f"{shown(match[0])} matches '{match[1]}'", match[0], match[1])
     if not step.declares_dependencies:
         action = settings.no_dependencies
         return action, Reason("no-dependencies", f"no source_file_dependencies: {action} by configuration")

@@ -10,6 +10,7 @@ from pipegen.markdown import cell
 from pipegen.model import Decision, Selection, Step
 from pipegen.selection.matching import explain
 from pipegen.selection.waited_for import NEEDED, needed_how
+from pipegen.shown import shown
 from pipegen.states import ACTIONS
 
 HEADINGS = {"run": "Run", "block": "Blocked (wait to be unblocked)", "skip": "Skipped"}
@@ -177,7 +178,7 @@ def why_path(verdict: Selection) -> dict[str, Any]:
 def why_paths_text(rows: list[dict[str, Any]]) -> str:
     lines = []
     for row in rows:
-        lines.append(f"{row['path']}:")
+        lines.append(f"{shown(row['path'])}:")
         if row["verdict"] == "docs-only":
             lines.append(f"  docs-only: every step is skipped ({row['reason']})")
             continue
