@@ -16,8 +16,11 @@ MAX_SHOWN = 200  # characters of one path in a message
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
+def cut(text: str, limit: int = MAX_SHOWN) -> str:
+    """`text`, or its start and its length where it is longer than `limit` characters."""
+    return f"{text[:limit // 2]}...({len(text):,} characters)" if len(text) > limit else text
+
+
 def shown(text: str, limit: int = MAX_SHOWN) -> str:
-    """`text` with unsafe characters escaped (`\\n`, `\\u202e`) and cut to about `limit` characters."""
-    if len(text) > limit:
-        text = f"{text[:limit // 2]}...({len(text):,} characters)"
-    return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    """`text` cut to about `limit` characters, its unsafe characters escaped (`\\n`, `\\u202e`)."""
+    return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), cut(text, limit))

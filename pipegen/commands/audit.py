@@ -69,10 +69,10 @@ DEFAULT_LAST = 100
 
 def _durations(path: str) -> dict[str, float]:
     from pipegen.audit.durations import parse_durations
+    from pipegen.bounded_read import read_bytes
 
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+    try:  # a regular file of bounded size: not /dev/zero, not a FIFO nobody writes
+        text = read_bytes(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read --durations {path}: {getattr(exc, 'strerror', None) or exc}",
                          fix="pass a CSV (key,minutes) or JSON ({key: minutes}) file") from None

@@ -50,7 +50,11 @@ def pathspec_regex(entry: str) -> re.Pattern[str]:
 @lru_cache(maxsize=4096)
 def regex(pattern: str) -> re.Pattern[str]:
     """A compiled regex; ValueError (re.error is one) for an invalid one."""
-    return re.compile(pattern)
+    import warnings
+
+    with warnings.catch_warnings():  # `[[:alpha:]]` is a literal set today: Python's FutureWarning is no message
+        warnings.simplefilter("ignore", FutureWarning)
+        return re.compile(pattern)
 
 
 def glob_problem(entry: str) -> str | None:
