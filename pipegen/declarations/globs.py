@@ -1,13 +1,14 @@
 """Gitignore globs matched in time linear in the path's length.
 
 pathspec turns a glob into a backtracking regex: `*a*a*a*b` against a long
-run of `a` takes time exponential in the number of `*`. A glob with at most
-one unbounded wildcard (`*`, `/**/`; a leading `**/` aside) cannot backtrack
-more than linearly, so it keeps pathspec's compiled regex. Any other runs on
-a Pike VM over the same regex, as pathspec would write it, token by token:
-each character of the path advances every live state once, so the cost is
-path length x glob length, and the semantics are the regex's (a property
-test holds the two to agreement).
+run of `a` takes time exponential in the number of `*`. So a glob with one
+unbounded wildcard keeps pathspec's regex (it cannot backtrack more than
+linearly); one with several gets the same regex with each folder name's
+inner wildcards committed (`_committed`: still Python's fast C matcher);
+the rare rest (two `**`, or a set that matches '/', such as `[!a]`) runs on
+a Pike VM over the same regex tokens: each character of the path advances
+every live state once, so the cost is path length x glob length. A
+property test holds all three to pathspec's regex.
 """
 
 from __future__ import annotations
@@ -45,9 +46,10 @@ def compile_glob(body: str, vm: bool = False) -> Matcher:
     if posix:
         raise GlobError(f"POSIX class {posix.group()} (pathspec reads it as a set of characters, git as a class)")
     parts = _parts(body)
-    middle = parts.count("(?:/.+)?")
-    if parts.count("[^/]*") + parts.count("[^/]+") + middle > 1 or middle and parts[0] == "^(?:.+/)?" or vm:
+    if vm:
         return _Program(parts)
+    if sum(part in ("[^/]*", "[^/]+", "(?:/.+)?") for part in parts) > 1:
+        return _committed(parts) or _Program(parts)
     import pathspec  # only declarations with glob entries pay for this import
 
     with warnings.catch_warnings():
@@ -118,6 +120,47 @@ def _segment(seg: str) -> list[str]:
         else:
             out.append(re.escape(char))
     return out
+
+
+_CROSSING = ("^(?:.+/)?", "(?:/.+)?")  # the wildcards that span folders: `**`
+
+
+def _committed(parts: list[str]) -> re.Pattern[str] | None:
+    """pathspec's regex with each folder name's inner wildcards committed to their leftmost match, so it
+    cannot backtrack; None where that would change what it matches.
+
+    `*P1*P2*P3` within a name: placing each inner piece at its leftmost match loses no match when no
+    piece can match a '/' (so all of it stays in the name) and a `**` (which spans names) is not
+    tried against another one: then each `**` choice costs one pass over the names after it, and a
+    name with one `*` one pass over itself. A lookahead captured and consumed is an atomic group
+    before Python 3.11.
+    """
+    if sum(part in _CROSSING for part in parts) > 1:
+        return None
+    out: list[str] = []
+    name: list[str] = []
+    for part in [*parts, "/"]:
+        if part in _CROSSING or part.startswith(("/", "(?:(?P<ps_d>", "(?P<ps_d>")):
+            out += _commit_name(name, len(out))
+            out.append(part)
+            name = []
+        elif part.startswith("[") and part not in ("[^/]", "[^/]*", "[^/]+") and _char_test(part)("/"):
+            return None  # a set that matches '/': a piece may straddle names
+        else:
+            name += ["[^/]", "[^/]*"] if part == "[^/]+" else [part]
+    return re.compile("".join(out[:-1]))
+
+
+def _commit_name(tokens: list[str], at: int) -> list[str]:
+    """One name's tokens, its pieces between the first and the last `*` committed (atomic)."""
+    stars = [i for i, token in enumerate(tokens) if token == "[^/]*"]
+    if len(stars) < 2:
+        return tokens
+    out = tokens[:stars[0]]
+    for n, (start, end) in enumerate(zip(stars, stars[1:], strict=False)):
+        group = f"pg{at}_{n}"
+        out.append(f"(?=(?P<{group}>[^/]*?{''.join(tokens[start + 1:end])}))(?P={group})")
+    return out + tokens[stars[-1]:]
 
 
 def _char_test(token: str) -> Char:
