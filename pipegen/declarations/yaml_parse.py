@@ -89,9 +89,9 @@ class _Located(_Base):  # type: ignore[misc]
                 raise DeclarationError("a mapping key must be a plain value",
                                        where(self.file, key_node.start_mark)) from None
             earlier = marks[key] if seen else None
-            first = next((k for k in marks if k == key), key) if seen else key
-            if type(first) is not type(key):  # 1 and true are one key to Python: "duplicate key True" misleads
-                raise DeclarationError(f"keys {first!r} and {key!r} are one key once read (an unquoted true is the "
+            prior = next((k for k in marks if k == key), key) if seen else key
+            if type(prior) is not type(key):  # 1 and true are one key to Python: "duplicate key True" misleads
+                raise DeclarationError(f"keys {prior!r} and {key!r} are one key once read (an unquoted true is the "
                                        "boolean True, equal to the number 1)", where(self.file, key_node.start_mark),
                                        fix="quote the keys ('1', 'true'): a name is a string")
             if earlier is not None and index >= merged:
