@@ -34,10 +34,10 @@ def main(args: RenderOptions, out: TextIO) -> int:
         raise
     if annotation_file:
         _write(annotation_file, rendered.annotation)
-    if rendered.plan.folded:  # steps left out of the upload are said where a build's log shows it, not only annotated
+    if rendered.page.over_limit:  # steps left out of the upload are said where a build's log shows it, not only annotated
         import sys
 
-        sys.stderr.write(f"pipegen: WARNING: more than {rendered.plan.limit} jobs: {len(rendered.plan.folded)} "
+        sys.stderr.write(f"pipegen: WARNING: more than {rendered.page.limit} jobs: {len(rendered.page.over_limit)} "
                          "unselected steps were left out of the upload (only selected steps run; the annotation "
                          "lists them)\n")
     binary = getattr(out, "buffer", None)
