@@ -34,7 +34,7 @@ def main(args: RenderOptions, out: TextIO) -> int:
         raise
     if annotation_file:
         _write(annotation_file, rendered.annotation)
-    if rendered.page.over_limit:  # steps left out of the upload are said where a build's log shows it, not only annotated
+    if rendered.page.over_limit:  # said where a build log shows it, not only in the annotation
         import sys
 
         sys.stderr.write(f"pipegen: WARNING: more than {rendered.page.limit} jobs: {len(rendered.page.over_limit)} "
