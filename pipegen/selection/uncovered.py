@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pipegen.errors import EXIT_FINDINGS, PipegenError
 from pipegen.model import Selection, Settings
 from pipegen.selection.matching import StepIndex, first_match
+from pipegen.shown import shown
 
 SHOWN = 10  # files named in one message; the JSON output lists every one
 
@@ -39,8 +40,9 @@ def uncovered_files(settings: Settings, index: StepIndex, files: Sequence[str], 
 
 
 def describe(files: Sequence[str]) -> str:
-    shown = ", ".join(files[:SHOWN]) + (f" and {len(files) - SHOWN} more" if len(files) > SHOWN else "")
-    return f"{len(files)} changed file(s) no step's dependency entry matches and no ignore list excludes: {shown}"
+    listed = ", ".join(shown(f) for f in files[:SHOWN]) + (f" and {len(files) - SHOWN} more" if len(files) > SHOWN
+                                                            else "")
+    return f"{len(files)} changed file(s) no step's dependency entry matches and no ignore list excludes: {listed}"
 
 
 def run_all_reason(files: Sequence[str]) -> str:
