@@ -109,9 +109,8 @@ def _as_read(decl: Declarations, files: list[str]) -> tuple[list[str], dict[str,
 
 
 def _as_named(text: str, file: str | None, via: dict[str, str]) -> str:
-    if file is None or file not in via:
-        return text
-    return text.replace(shown(file), f"{shown(via[file])} (read as {shown(file)})", 1)
+    name = file or ""
+    return text.replace(shown(name), f"{shown(via[name])} (read as {shown(name)})", 1) if name in via else text
 
 
 def steps_by_key(decl: Declarations, keys: Sequence[str]) -> list[Step]:
@@ -192,8 +191,7 @@ def _input_hits(inputs: Sequence[Input], files: Sequence[str], warnings: list[st
         if item.keys is not None and not item.keys:
             warnings.append(f"{shown(hit)} changed: it is {item.what}, which shapes no step here: no step runs for it")
             continue
-        shapes = "every step" if item.keys is None else "this step"
-        text = f"{shown(hit)} changed: it is {item.what}, which shapes {shapes}"
+        text = f"{shown(hit)} changed: it is {item.what}, which shapes {'every' if item.keys is None else 'this'} step"
         for key in (None,) if item.keys is None else sorted(item.keys):
             hits.setdefault(key, Reason("pipegen-input", text, hit, item.entry))
     return hits
