@@ -187,7 +187,7 @@ def test_logs_of_a_read_only_checkout_go_to_a_new_private_folder(tmp_path, monke
     import os
 
     from pipegen.commands import run as run_command
-    from pipegen.run.local_plan import RunOptions
+    from pipegen.commands.options import RunOptions
 
     monkeypatch.setattr(run_command, "_blocked_at", lambda folder: folder)  # the checkout cannot be written
     first, second = (run_command.log_folder(RunOptions(), str(tmp_path))[0].log_dir for _ in range(2))
