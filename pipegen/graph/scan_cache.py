@@ -18,6 +18,7 @@ import os
 from collections.abc import Container, Mapping, Sequence
 
 from pipegen import cache
+from pipegen.bounded_read import read_bytes
 from pipegen.graph.import_scan import ImportSpec, scan_imports
 
 VERSION = 1  # bump when import_scan.py reads differently
@@ -64,14 +65,15 @@ class ScanCache:
 
 
 def read_tracked(root: str, path: str, tracked: Container[str]) -> str | None:
-    """The text of a tracked file; None for an untracked one, or one that is absent or not UTF-8."""
+    """The text of a tracked file (newlines as open() reads them); None for an untracked one, or one that is
+    absent, not UTF-8, or not a regular file within the read bound (a tracked link to /dev/zero, a FIFO)."""
     if path not in tracked:
         return None
     try:
-        with open(os.path.join(root, path), encoding="utf-8") as handle:
-            return handle.read()
-    except (OSError, UnicodeDecodeError):
+        text = read_bytes(os.path.join(root, path)).decode("utf-8")
+    except (OSError, UnicodeDecodeError):  # bounded_read.Refused is an OSError
         return None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _well_formed(specs: object) -> bool:

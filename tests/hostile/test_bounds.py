@@ -3,6 +3,7 @@ bounded size, a step's huge log is shown as a bounded tail."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -195,3 +196,18 @@ def test_logs_of_a_read_only_checkout_go_to_a_new_private_folder(tmp_path, monke
     for folder in (first, second):
         assert os.stat(folder).st_mode & 0o777 == 0o700 and not os.listdir(folder)
         os.rmdir(folder)
+
+
+def test_tracked_files_are_read_within_the_bound(tmp_path):
+    """check and derived entries read tracked files: a tracked link to /dev/zero or a FIFO reads as nothing
+    (no hang, no memory blow-up), a regular file as open() reads it."""
+    from pipegen.graph.scan_cache import read_tracked
+
+    (tmp_path / "zero.py").symlink_to("/dev/zero")
+    os.mkfifo(tmp_path / "fifo.py")
+    (tmp_path / "a.py").write_bytes(b"import os\r\nimport sys\r")
+    tracked = {"zero.py", "fifo.py", "a.py"}
+    assert read_tracked(str(tmp_path), "zero.py", tracked) is None
+    assert read_tracked(str(tmp_path), "fifo.py", tracked) is None
+    assert read_tracked(str(tmp_path), "a.py", tracked) == "import os\nimport sys\n"
+    assert read_tracked(str(tmp_path), "a.py", set()) is None
