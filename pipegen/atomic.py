@@ -141,9 +141,9 @@ def _write_at(path: str, data: bytes, durable: bool, mode: int | None) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
                  0o600 if mode is not None else 0o666)
     try:
-        if mode is not None:
-            os.fchmod(fd, mode)
-        with open(fd, "wb", closefd=True) as handle:
+        with open(fd, "wb", closefd=True) as handle:  # owns fd from here: closed on any failure below
+            if mode is not None:
+                os.fchmod(fd, mode)
             handle.write(data)
             handle.flush()
             if durable:

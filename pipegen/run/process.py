@@ -224,8 +224,13 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 def _open_log(path: str) -> BinaryIO:
-    """The log, created or emptied; a link planted at its name is refused (ELOOP), never followed."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+    """The log, new and empty. A link planted at its name is refused, never followed; anything else there (an
+    old log, a FIFO or hard link planted there) is removed first and the file created exclusively, so nothing is
+    blocked on or written through."""
+    if not os.path.islink(path):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     return os.fdopen(os.open(path, flags, 0o644), "wb")
 
 
@@ -249,12 +254,13 @@ def read_log(path: str, lines: int | None = None) -> str:
             data = f.read(TAIL_BYTES)
     except OSError:
         return ""
-    kept = data.decode("utf-8", "replace").splitlines(keepends=True)
-    if size > TAIL_BYTES:
-        kept = kept[1:]  # the first is a partial line
-    shown = kept[-lines:] if lines else kept
-    hidden = size - len("".join(shown).encode("utf-8", "replace"))
-    return (f"[{hidden:,} earlier bytes not shown: the whole log is {path}]\n" if hidden > 0 else "") + "".join(shown)
+    kept = data.splitlines(keepends=True)
+    if size > TAIL_BYTES and len(kept) > 1:
+        kept = kept[1:]  # the first is a partial line (unless it is all there is: one very long line)
+    shown = b"".join(kept[-lines:] if lines else kept)
+    hidden = size - len(shown)  # counted in the log's bytes, before decoding
+    return ((f"[{hidden:,} earlier bytes not shown: the whole log is {path}]\n" if hidden > 0 else "")
+            + shown.decode("utf-8", "replace"))
 
 
 def _show_log(out: TextIO, path: str) -> None:

@@ -211,3 +211,28 @@ def test_tracked_files_are_read_within_the_bound(tmp_path):
     assert read_tracked(str(tmp_path), "fifo.py", tracked) is None
     assert read_tracked(str(tmp_path), "a.py", tracked) == "import os\nimport sys\n"
     assert read_tracked(str(tmp_path), "a.py", set()) is None
+
+
+def test_a_log_that_is_one_long_line_shows_its_tail(tmp_path):
+    from pipegen.run.process import TAIL_BYTES, read_log
+
+    log = tmp_path / "one.log"
+    log.write_bytes(b"x" * (TAIL_BYTES + 10) + b"\xff")
+    text = read_log(str(log), lines=5)
+    assert text.startswith("[11 earlier bytes not shown") and text.count("x") == TAIL_BYTES - 1
+
+
+def test_a_fifo_or_hard_link_planted_at_a_log_is_replaced_not_used(tmp_path):
+    import os
+
+    from pipegen.run.process import _open_log
+
+    victim = tmp_path / "victim"
+    victim.write_text("keep me\n")
+    os.link(victim, tmp_path / "hard.log")
+    os.mkfifo(tmp_path / "fifo.log")
+    for name in ("hard.log", "fifo.log"):
+        with _open_log(str(tmp_path / name)) as f:  # a FIFO would block this open forever
+            f.write(b"log\n")
+        assert (tmp_path / name).read_bytes() == b"log\n"
+    assert victim.read_text() == "keep me\n"
