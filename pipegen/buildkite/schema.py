@@ -92,7 +92,7 @@ def validator() -> Callable[[Any], Any]:
     """The compiled schema's validate(): the wheel's module, else compiled now from the vendored file."""
     try:
         module = importlib.import_module(COMPILED_MODULE)
-    except ImportError:
+    except (ImportError, SyntaxError, ValueError):  # absent, or cut short by an interrupted build: compile now
         module = None
     if module is not None and getattr(module, "STAMP", None) == stamp():
         built: Callable[[Any], Any] = module.validate

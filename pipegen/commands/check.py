@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TextIO
 
+from pipegen.bounded_read import read_bytes
 from pipegen.check.checker import Inputs, check
 from pipegen.check.findings import Finding, Report, format_report
 from pipegen.commands.options import CheckOptions
@@ -101,10 +102,10 @@ def _scans(root: str, tracked_files: str | None, environ: Mapping[str, str]) -> 
 
 
 def _text(root: str, path: str) -> str | None:
+    """A script a step runs, within the read bound (a tracked link to /dev/zero reads as nothing)."""
     try:
-        with open(os.path.join(root, path), encoding="utf-8") as handle:
-            return handle.read()
-    except (OSError, UnicodeDecodeError):
+        return read_bytes(os.path.join(root, path)).decode("utf-8")
+    except (OSError, UnicodeDecodeError):  # bounded_read.Refused is an OSError
         return None
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import yaml
 
+from pipegen.bounded_read import read_bytes
 from pipegen.commands.options import ImportOptions
 from pipegen.errors import PipegenError, UsageError
 from pipegen.importer.nodes import Pipeline
@@ -182,11 +183,15 @@ def _render_back(root: str, config: str, result: Imported, texts: list[str], nam
 
 
 def _text(path: str) -> str:
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        return handle.read()
+    return read_bytes(path).decode("utf-8", "replace")  # regular files within the bound (Refused: an OSError)
 
 
 def _upload_text(path: str, root: str) -> str | None:
     """A file an upload names, for the model: one inside the repository only (as the import follows)."""
     target = os.path.join(root, path)
-    return _text(target) if _inside(path, root) and os.path.isfile(target) else None
+    if not (_inside(path, root) and os.path.isfile(target)):
+        return None
+    try:
+        return _text(target)
+    except OSError:  # unreadable, or over the read bound: the model cannot follow it
+        return None

@@ -38,9 +38,10 @@ def cargo_closure(crate: str, read: Reader, where: Location) -> list[Link]:
         if workspace is None:
             workspace = _workspace(folder, read, where)
             if workspace is not None:
-                for extra in (posixpath.join(workspace[0], "Cargo.toml"), posixpath.join(workspace[0], "Cargo.lock")):
-                    if extra.lstrip("./") not in links and read(extra.lstrip("./")) is not None:
-                        links[extra.lstrip("./")] = (extra.lstrip("./"), folder, "workspace of")
+                for name in ("Cargo.toml", "Cargo.lock"):  # normpath: "./x" -> "x", a ".hidden/" folder kept
+                    extra = posixpath.normpath(posixpath.join(workspace[0], name))
+                    if extra not in links and read(extra) is not None:
+                        links[extra] = (extra, folder, "workspace of")
         for target in _path_dependencies(folder, manifest, workspace):
             if target not in links:
                 links[target] = (target, folder, "path dependency of")

@@ -78,7 +78,8 @@ def read_tracked(root: str, path: str, tracked: Container[str]) -> str | None:
 
 def _well_formed(specs: object) -> bool:
     """A stored scan that can be used as one (a corrupt cache is scanned again, not trusted)."""
-    return isinstance(specs, list) and all(isinstance(s, list) and len(s) == 3 for s in specs)
+    # lists as read back from JSON, tuples as scan_imports returns them within this run
+    return isinstance(specs, list) and all(isinstance(s, (list, tuple)) and len(s) == 3 for s in specs)
 
 
 def _load(file: str) -> dict[str, Sequence[ImportSpec]]:

@@ -215,3 +215,14 @@ def test_any_damaged_byte_is_a_miss(tmp_path_factory: pytest.TempPathFactory, po
     data[at] = byte
     Path(path).write_bytes(bytes(data))
     assert pipegen.cache.load(path, "key 1") == (content if unchanged else None)
+
+
+def test_a_scan_made_in_this_run_is_reused_for_the_same_blob(tmp_path):
+    """Two tracked files of one content are scanned once (the run's own scans pass the well-formed check)."""
+    from pipegen.graph.scan_cache import ScanCache
+
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text("import os\n")
+    scans = ScanCache(str(tmp_path), {"a.py", "b.py"}, {"a.py": "1" * 40, "b.py": "1" * 40})
+    assert scans.specs("a.py") == scans.specs("b.py")
+    assert scans.added == 1

@@ -94,6 +94,8 @@ def _upload(out: Build, name: str, text: str, defined: dict[str, Parts], inherit
         return _scope(out, upload, _deep(steps, known), f"{name}#", None, {}, read, barrier)
     except (UploadYamlError, InterpolationError, step_fields.StepError) as exc:
         out.refused.append(f"{name}: {exc}")
+    except RecursionError:  # `${A:-${A:-...` nested past Python's stack: no upload reads it either
+        out.refused.append(f"{name}: values nested too deeply to read")
     except monorepo_diff.NotModelled as exc:
         out.unknown.append(f"{name}: {exc}")
     return []
