@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from pipegen.errors import PipegenError
+from pipegen.errors import EXIT_INTERRUPTED, PipegenError
 from pipegen.states import UNSELECTED
 
 # Writing the output failed: a closed or broken stdout, a full or failing device.
@@ -82,7 +82,7 @@ def _guard(func: Callable[..., int]) -> Callable[..., None]:
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("pipegen: interrupted", err=True)
-            sys.exit(130)
+            sys.exit(EXIT_INTERRUPTED)
         except OSError as exc:
             if exc.errno not in OUTPUT_ERRNOS:
                 raise
@@ -312,5 +312,5 @@ def main() -> None:
         cli(prog_name="pipegen")
     except KeyboardInterrupt:
         click.echo("pipegen: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
 

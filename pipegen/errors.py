@@ -6,9 +6,23 @@ from typing import Any
 
 from pipegen.model import Location
 
+# Every exit code pipegen has, in one place (docs/reference/exit-codes.md is generated from EXIT_CODES).
+EXIT_OK = 0
 EXIT_FINDINGS = 1  # findings, a failed test, an invalid pipeline
 EXIT_USAGE = 2  # usage error, unreadable or invalid declarations
 EXIT_OUTPUT = 3  # the output could not be written (a closed stdout, a full disk): no result was delivered
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT), as a shell reports it: 128 + 2
+EXIT_CODES = {
+    EXIT_OK: "done: the command did what was asked (check: no errors, warnings allowed)",
+    EXIT_FINDINGS: "the command ran and says no: check found errors; render's pipeline would be refused (schema, "
+    "limits); a step failed or timed out, or a --step cannot run here (run); --fail-on-loss found a loss (audit); "
+    "import could not carry everything over (its files are still written); --strict-diff or 'uncovered: fail' "
+    "refused the change",
+    EXIT_USAGE: "usage error or unreadable input: an unknown option, a --base that does not resolve, declarations "
+    "that cannot be loaded (check reports them as declaration-error findings)",
+    EXIT_OUTPUT: "the output could not be written (a closed or broken stdout, a full disk): no result was delivered",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C): every write in flight was undone; run stops its steps' process groups",
+}
 
 
 class PipegenError(Exception):

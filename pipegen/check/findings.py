@@ -7,42 +7,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import field, replace
 from typing import Any, Literal
 
+from pipegen.check.codes import CODES
 from pipegen.frozen import frozen
 from pipegen.markdown import cell
 from pipegen.model import Location
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
-
-# Every code `check` can report, with what it means (also the order of the summary).
-CODES = {
-    "declaration-error": "the CI declarations cannot be loaded",
-    "ignored-field": "a field vLLM's generator ignores",
-    "ignored-file": "a YAML file in a steps folder that is not loaded",
-    "stale-entry": "a dependency entry matches no tracked file",
-    "raw-prefix-only": "a dependency entry matched only under vLLM's old raw-prefix rule",
-    "exclusion-unused": "an exclusion excludes nothing",
-    "stale-run-all": "a run-all pattern matches no tracked file",
-    "unmatched-key": "an always_run key, a label's step key or an external step names no step",
-    "test-missing": "a command names a test path that is not in the repository",
-    "test-not-selecting": "a change to a step's own test does not select the step",
-    "workdir-unmapped": "a step's working dir maps to no repository folder",
-    "tests-unread": "a step runs tests or scripts through text check cannot read statically",
-    "no-dependencies": "a step has no dependencies: no change ever selects it",
-    "import-not-covered": "a test imports a repository file no entry of its step covers",
-    "derived-drift": "a hand-written dependency list differs from what the step's derive: computes",
-    "glob-dialect": "a glob git's pathspec would read more widely than pipegen does",
-    "no-queue": "no hardware provides what a step asks for",
-    "mirror-drift": "an AMD twin declared in two places differs",
-    "upload-limit": "the worst-case pipeline exceeds one upload",
-    "invalid-key": "a key Buildkite rejects",
-    "escaped-dollar": "a '$$' pipegen would escape again",
-    "undeliverable-text": "a string the agent would not get as declared, or on which the upload fails",
-    "variable-not-expanded": "a '$VAR' that nothing expands after the upload",
-    "orphan": "a tracked source file no step depends on",
-}
-# Warnings of the loader that `check` reports as errors: what they name runs nothing of what was meant.
-LOAD_ERRORS: dict[str, Severity] = {"unmatched-key": "error"}
 
 
 @frozen

@@ -11,7 +11,7 @@ import yaml
 
 from pipegen.bounded_read import read_bytes
 from pipegen.commands.options import ImportOptions
-from pipegen.errors import PipegenError, UsageError
+from pipegen.errors import EXIT_FINDINGS, EXIT_OK, PipegenError, UsageError
 from pipegen.importer.nodes import Pipeline
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def main(args: ImportOptions, out: TextIO) -> int:
     differences = _render_back(root, f"{relative}/pipegen.yaml", result, [_text(p) for p in args.files],
                                [_display(p, root) for p in args.files], args.paths_field)
     out.write(report(result, differences, relative, [_display(p, root) for p in args.files]))
-    return 1 if result.missing or differences else 0
+    return EXIT_FINDINGS if result.missing or differences else EXIT_OK
 
 
 def _default_dir(first: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 
+from pipegen.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK
 from pipegen.hardware.detect import Machine
 from pipegen.run.junit import Case, Outcome
 from pipegen.run.local_plan import FAILED, Result, RunPlan, Unrunnable
@@ -76,10 +77,10 @@ def summary_text(results: Sequence[Result], unrunnable: Sequence[Unrunnable], ch
 
 def exit_status(results: Sequence[Result], unrunnable: Sequence[Unrunnable]) -> int:
     if any(r.status == "interrupted" for r in results):
-        return 130
+        return EXIT_INTERRUPTED
     if any(r.status in FAILED or r.status == "incomplete" for r in results) or any(u.named for u in unrunnable):
-        return 1
-    return 0
+        return EXIT_FINDINGS
+    return EXIT_OK
 
 
 def junit_cases(results: Sequence[Result], unrunnable: Sequence[Unrunnable],
