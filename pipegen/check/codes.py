@@ -12,7 +12,7 @@ from pipegen.frozen import frozen
 @frozen
 class Code:
     severity: str  # as reported without --strict (which makes every warning an error)
-    trigger: str  # what makes check report it
+    trigger: str  # when check reports it (Markdown, as fix)
     fix: str  # what the finding's own fix line says, in general
 
 
@@ -24,7 +24,8 @@ CODES: dict[str, Code] = {
         "warning", "a field vLLM's generator silently drops (a misspelt field, a mirror other than 'amd')",
         "use the field that was meant (named when one is close), or remove it"),
     "ignored-file": Code(
-        "warning", "a YAML file in a steps folder that is not loaded (`*.YAML`; `*.yml` where only `*.yaml` is read)",
+        "warning", "a YAML file in a steps folder that is not loaded (`*.YAML`; in vLLM's `job_dirs`, which read "
+        "`*.yaml` only, a `*.yml`); scripts and notes beside the steps files are no declarations",
         "rename it to the suffix the folder is read for, or move it out of the folder"),
     "stale-entry": Code(
         "error", "a `source_file_dependencies` entry matches no tracked file",
@@ -54,8 +55,9 @@ CODES: dict[str, Code] = {
         "warning", "a step runs tests or scripts through text check cannot read statically (`pytest $DIR`, "
         "`bash $SCRIPT`)", "name the test files, or a folder, in the command (or a script's literal arguments)"),
     "no-dependencies": Code(
-        "warning", "a step declares no `source_file_dependencies`: no change selects it, it waits to be unblocked "
-        "(not for an optional or always-run step, nor with `no_dependencies: run`)",
+        "warning", "a step declares no `source_file_dependencies` of its own, whatever runs it (`pytest`, `go test`, "
+        "`cargo test`, `ctest`, `npm test`, a plugin): no change selects it, it waits to be unblocked (not for an "
+        "optional or always-run step, nor with `no_dependencies: run`)",
         "add the folders it tests to `source_file_dependencies`, or mark it `optional: true` if it is manual"),
     "import-not-covered": Code(
         "warning (error with --strict)", "a repository file in a test's static import closure is covered by no "
@@ -88,7 +90,8 @@ CODES: dict[str, Code] = {
         "escapes `$` itself, so the job would get `$$`", "write `$` once"),
     "undeliverable-text": Code(
         "error", "a string the agent would not get as declared (a backslash right before a `$`), or on which "
-        "Buildkite's upload fails (`${name#* }` where the upload reads it); render refuses it",
+        "Buildkite's upload fails (`${name#* }` in a variable kept by `interpolate:`, or anywhere in vLLM's files); "
+        "render refuses it",
         "the finding says how to write it for that field"),
     "variable-not-expanded": Code(
         "warning", "a `$VAR` outside the commands (`artifact_paths`, plugin options, env, labels): pipegen escapes "
@@ -96,7 +99,9 @@ CODES: dict[str, Code] = {
         "list the variable under the config's `interpolate:` so that Buildkite fills it in at upload, or compute "
         "the value in a command"),
     "orphan": Code(
-        "info (--orphans)", "a tracked source file (any programming or build language, by `identify`'s file "
-        "types) no step depends on and no `docs_only` or run-all pattern covers: changing it runs no test",
+        "info (--orphans)", "a tracked source file no step depends on and no `docs_only` or run-all pattern covers: "
+        "changing it runs no test. Source is any programming or build language by the file types of `identify` "
+        "(pre-commit's library: Julia, Go, Fortran, CUDA and HIP, Rust, TypeScript, shell, CMake, Dockerfile, ...), "
+        "not prose or data (Markdown, YAML, JSON, TOML, CSV)",
         "add it (or its folder) to the `source_file_dependencies` of the steps that test it"),
 }
