@@ -22,6 +22,7 @@ NOT_RUN_REASONS = (
 )
 YAML = ("yaml", "yml")
 SHELL = ("bash", "sh", "shell")
+COMMAND_LINES = ("$ ", "pipegen ")  # in a block that is not run: a command shown, never tried
 TIMEOUT = 60  # seconds for one command or script
 
 AGENT = """#!/bin/sh
@@ -85,8 +86,8 @@ def run_block(block: Block, box: Sandbox) -> str | None:
         return _console(block, box)
     if block.lang in SHELL:
         return _script(block, box)
-    if block.text.startswith("$ "):
-        return f"{block.where}: a command and its output: make it a console block (then it runs)"
+    if any(line.startswith(COMMAND_LINES) for line in block.text.splitlines()):
+        return f"{block.where}: a command a user types: make it a console or bash block (then it runs)"
     return None
 
 

@@ -114,7 +114,9 @@ def test_the_sandbox_has_a_git_identity_pipegen_and_a_recording_agent(tmp_path):
 
 def test_a_command_with_output_outside_a_console_block_fails(tmp_path):
     failed = outcome(tmp_path, "'''text\n$ pipegen select\nsomething\n'''\n")
-    assert failed == "page.md:1: a command and its output: make it a console block (then it runs)"
+    assert failed == "page.md:1: a command a user types: make it a console or bash block (then it runs)"
+    failed = outcome(tmp_path / "c", "Text.\n\n'''\npipegen/\n  cli.py\npipegen run --dry-run  # the plan\n'''\n")
+    assert failed == "page.md:3: a command a user types: make it a console or bash block (then it runs)"
     assert outcome(tmp_path / "b", "'''text\nany text\n'''\n'''python\nraise SystemExit(1)\n'''\n") is None
 
 
@@ -123,3 +125,4 @@ def test_fences_in_lists_and_unclosed_fences():
     assert [(b.line, b.lang, b.text) for b in blocks] == [(3, "console", "$ echo a\na\n")]
     with pytest.raises(PageError, match="p.md:1: this fence is never closed"):
         parse("```yaml\na: 1\n", "p.md")
+
