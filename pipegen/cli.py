@@ -8,7 +8,6 @@ an option that the command's options do not declare is a TypeError, never droppe
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import functools
 import os
@@ -18,6 +17,7 @@ from typing import Any
 
 import click
 
+from pipegen.commands.output import output_failed
 from pipegen.errors import EXIT_INTERRUPTED, PipegenError
 from pipegen.states import UNSELECTED
 
@@ -86,7 +86,7 @@ def _guard(func: Callable[..., int]) -> Callable[..., None]:
         except OSError as exc:
             if exc.errno not in OUTPUT_ERRNOS:
                 raise
-            _output_failed(exc.strerror)
+            output_failed(exc.strerror)
         sys.exit(code or 0)
 
     return wrapper
@@ -293,21 +293,19 @@ def import_(**options: Any) -> int:
     return main(ImportOptions(**options, environ=os.environ), sys.stdout)
 
 
-def _output_failed(why: str | None) -> None:
-    """The result could not be delivered: say so on stderr and exit EXIT_OUTPUT, not a findings code."""
-    from pipegen.errors import EXIT_OUTPUT
+@cli.command()
+@click.argument("kind", type=click.Choice(["config", "steps"]), default="config")
+@_guard
+def schema(kind: str) -> int:
+    """Print the JSON Schema of pipegen's config (the default) or steps files, for editors' YAML language server."""
+    from pipegen.commands.schema import main
 
-    with contextlib.suppress(OSError):  # what is still buffered goes nowhere, so exiting cannot fail again
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-    with contextlib.suppress(OSError, AttributeError, ValueError):
-        sys.stderr.write(f"pipegen: error: cannot write the output: {why}\n")
-        sys.stderr.flush()
-    os._exit(EXIT_OUTPUT)  # no flush at exit: stdout's buffer would fail again
+    return main(kind, sys.stdout)
 
 
 def main() -> None:
     if sys.stdout is None:  # started with stdout closed (`>&-`): Python gives no stream at all
-        _output_failed("standard output is closed")
+        output_failed("standard output is closed")
     try:
         cli(prog_name="pipegen")
     except KeyboardInterrupt:

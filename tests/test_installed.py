@@ -30,6 +30,7 @@ INVOCATIONS = {
     "audit": ["audit", "--last", "3"],
     "run": ["run", "--dry-run"],
     "import": ["import", ".buildkite/pipeline.yaml", "--out", "imported"],
+    "schema": ["schema", "steps"],
 }
 
 

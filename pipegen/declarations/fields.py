@@ -199,13 +199,16 @@ def anything(value: Any, where: Location) -> Any:
     return value
 
 
-def choice(*options: str) -> Checker:
-    def check(value: Any, where: Location) -> str:
-        if value in options:
-            return str(value)
-        raise _fail(where, f"expected one of {', '.join(options)}, got {value!r}")
+class choice:  # lower case: called as the other checkers' makers are
+    """A checker of one of `options` (a class: the JSON Schema reads them)."""
 
-    return check
+    def __init__(self, *options: str) -> None:
+        self.options = options
+
+    def __call__(self, value: Any, where: Location) -> str:
+        if value in self.options:
+            return str(value)
+        raise _fail(where, f"expected one of {', '.join(self.options)}, got {value!r}")
 
 
 def _kind(value: Any) -> str:

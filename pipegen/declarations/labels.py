@@ -13,11 +13,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipegen.declarations.field import Field
 from pipegen.declarations.fields import Checker, boolean, check_fields, require_mapping, string_list
 from pipegen.errors import DeclarationError
 from pipegen.model import LabelRule, Location
 
-LABEL_FIELDS: dict[str, Checker] = {"run_all": boolean, "nightly": boolean, "only": string_list, "add": string_list}
+LABEL_FIELDS: dict[str, Checker] = {
+    "run_all": Field(boolean, "Every step runs.", default=False, example=True),
+    "nightly": Field(boolean, "A nightly build: optional steps run too.", default=False, example=True),
+    "only": Field(string_list, "Exactly these steps run (and what they depend on).", example=["benchmarks"]),
+    "add": Field(string_list, "These steps run too (and what they depend on), optional or not.",
+                 example=["gpu-tests"]),
+}
 
 
 def parse_labels(raw: Any, where: Location) -> tuple[LabelRule, ...]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from pipegen.declarations.field import Field
 from pipegen.declarations.fields import Checker, choice, entry_list, require_mapping
 from pipegen.declarations.yaml_values import LocDict
 from pipegen.errors import DeclarationError, raise_all, suggest
@@ -21,10 +22,15 @@ def dependency_sets(value: Any, where: Location) -> tuple[tuple[str, tuple[str, 
     return tuple((str(name), entry_list(entries, data.loc(name))) for name, entries in data.items())
 
 POLICY_FIELDS: dict[str, Checker] = {
-    "uncovered": choice("warn", "run_all", "fail"),
-    "uncovered_ignore": entry_list,
-    "dependency_sets": dependency_sets,
-    "globs": choice("gitignore", "pathspec"),
+    "uncovered": Field(choice("warn", "run_all", "fail"), "A changed file no entry matches: name it, run every "
+                       "step, or fail.", default="warn", example="run_all"),
+    "uncovered_ignore": Field(entry_list, "Changes that need no step (never called uncovered).",
+                              example=["LICENSE", "*.txt"]),
+    "dependency_sets": Field(dependency_sets, "Named entry lists that steps add with `dependency_sets: [NAME]`.",
+                             example={"core": ["src/core/", "Cargo.lock"]}),
+    "globs": Field(choice("gitignore", "pathspec"), "How every glob reads: gitignore (`*` within a folder) or "
+                   "pathspec (git's: `*` crosses /). Unset: gitignore, and check warns where git reads wider.",
+                   example="gitignore"),
 }
 
 

@@ -8,16 +8,76 @@ its own, so every later stage sees one unit with one decision and one job. The d
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from pipegen.declarations.fields import Checker, as_written, mapping, positive_int, require_mapping, step_fields
+from pipegen.declarations.field import UNSET, Field
+from pipegen.declarations.fields import (
+    Checker,
+    Written,
+    as_written,
+    mapping,
+    positive_int,
+    require_mapping,
+    step_fields,
+)
 from pipegen.declarations.yaml_values import LocDict, LocList
 from pipegen.errors import DeclarationError, raise_all
 from pipegen.model import Location, Step
 
 WRITTEN = step_fields("steps")  # declared on model.Step
-STEP_FIELDS: dict[str, Checker] = {**{key: w.check for key, w in WRITTEN.items()}, "mirror": mapping}
+# What each field of a steps file means, and an example: the JSON Schema's and the reference's text.
+STEP_DOCS: dict[str, tuple[str, Any]] = {
+    "key": ("The step's unique key: depends_on, --only, --step and labels name it. Default: made from the label.",
+            "unit-tests"),
+    "label": ("What the step tests, as Buildkite shows it (a command step needs one).", "Unit tests"),
+    "group": ("The group the step is shown in, instead of its steps file's (vLLM: the file's wins).", "Kernels"),
+    "commands": ("The shell commands the job runs, in order.", ["pytest -q tests/unit"]),
+    "working_dir": ("The folder the commands run in (`cd` first).", "tests"),
+    "depends_on": ("Keys of the steps or groups this step waits for.", ["build-image"]),
+    "source_file_dependencies": ("Entries whose change selects the step: a path (a folder: all below it), a "
+                                 "gitignore-style glob, '!' to exclude. The steps file itself is one too.",
+                                 ["src/", "tests/unit/", "!src/docs/"]),
+    "device": ("The hardware family (or vLLM device name) the job runs on. Default: the inventory's default.",
+               "h100"),
+    "num_devices": ("GPUs the job needs (per node).", 2),
+    "num_nodes": ("Nodes of a multi-node job (needs num_devices).", 2),
+    "no_gpu": ("The job uses no GPU (on the inventory's no_gpu family where the step names no hardware).", True),
+    "agent_tags": ("Agent tags the job adds to its hardware's (NAME: value).", {"arch": "x86_64"}),
+    "env": ("Environment variables of the job (NAME: value).", {"PYTHONUNBUFFERED": "1"}),
+    "soft_fail": ("A failure does not fail the build: true, or the soft exit statuses ({exit_status: N}).", True),
+    "timeout_in_minutes": ("Minutes before the job is cancelled; or one upload-time variable, unquoted.", 30),
+    "parallelism": ("Copies of the job Buildkite runs side by side.", 4),
+    "concurrency": ("Jobs of the concurrency_group that may run at once (set both).", 1),
+    "concurrency_group": ("The name of the limit that concurrency sets (set both).", "gpu/benchmarks"),
+    "retry": ("Buildkite's retry settings, as Buildkite writes them.", {"automatic": [{"exit_status": -1,
+                                                                                       "limit": 2}]}),
+    "optional": ("Runs in a nightly build or when asked for (a label, --only); otherwise waits to be unblocked.",
+                 True),
+    "no_plugin": ("The commands run on the agent as they are, without the hardware template's plugin.", True),
+    "dind": ("false: the family's `native` template wraps the job instead of its usual one (vLLM's native AMD "
+             "jobs).", False),
+    "mount_buildkite_agent": ("Mount the buildkite-agent binary into the job's container.", True),
+    "run_all_exempt": ("A run-all change (run_all, the config, an uncovered file) runs every step but this one, "
+                       "which runs when its own entries match.", True),
+    "derive": ("Entries computed from the code's graph: python roots (what their imports reach), cargo crate "
+               "folders (their path dependencies); `use: check` only compares them with the list.",
+               {"python": ["tests/unit/"]}),
+    "dependency_sets": ("Names of the config's dependency_sets whose entries the step adds to its own.", ["core"]),
+}
+
+
+def described(written: dict[str, Written]) -> dict[str, Checker]:
+    """The fields `written` declares (model.Step), each with its STEP_DOCS text and Step's default."""
+    return {key: Field(w.check, *STEP_DOCS[key][:1], example=STEP_DOCS[key][1],
+                       default=UNSET if w.default in (dataclasses.MISSING, None, ()) else w.default)
+            for key, w in written.items()}
+
+
+STEP_FIELDS: dict[str, Checker] = {**described(WRITTEN), "mirror": Field(
+    mapping, "Copies of the step on other hardware: `amd:` with the fields the copy changes (device required).",
+    example={"amd": {"device": "mi325_1"}})}
 AMD_GROUP = "Hardware-AMD Tests"  # the group of every AMD mirror
 
 # What `mirror.amd` may change of its step (vLLM's mirrors also take num_gpus).
@@ -26,7 +86,7 @@ MIRROR_FIELDS: dict[str, Checker] = {
         "device", "depends_on", "timeout_in_minutes", "soft_fail", "commands", "env", "source_file_dependencies",
         "optional", "label", "dind", "no_gpu", "num_devices", "num_nodes", "working_dir", "no_plugin", "concurrency",
         "concurrency_group", "agent_tags")},
-    "num_gpus": positive_int,
+    "num_gpus": Field(positive_int, "GPUs of the mirror's job (vLLM's name; num_devices wins).", example=1),
 }
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from pipegen.buildkite.keys import valid_key
 from pipegen.declarations.assemble import finish, read_steps_files
 from pipegen.declarations.discover import DEFAULT_INVENTORY, STEPS_SUFFIXES, steps_files
+from pipegen.declarations.field import Field
 from pipegen.declarations.fields import (
     Checker,
     anything,
@@ -37,32 +38,52 @@ from pipegen.states import UNSELECTED
 NAME = "pipegen"
 
 CONFIG_FIELDS: dict[str, Checker] = {
-    "steps": string_list,
-    "base_branch": string,
-    "hardware": anything,
-    "run_all": entry_list,
-    "run_all_exclude": entry_list,
-    "docs_only": entry_list,
-    "always_run": string_list,
-    "no_dependencies": choice("block", "run"),
-    "unselected": choice(*UNSELECTED),
-    "rules": anything,
-    "interpolate": string_list,
-    "docker_workdir": env_map,
-    "external_steps": string_list,
-    "labels": anything,
-    "run_all_branches": string_list,
-    "nightly_branches": string_list,
-    "pipeline": anything,
+    "steps": Field(string_list, "Steps files, or folders of them (`*.yaml`, `*.yml`, sorted; no globs), from the "
+                   "repository root (required).", example=[".buildkite/steps"]),
+    "base_branch": Field(string, "The default diff base: the merge base with origin/BRANCH, then BRANCH.",
+                         default="main", example="main"),
+    "hardware": Field(anything, "The hardware inventory (families, queues, templates): a file, or the mapping "
+                      "inline. Default: .buildkite/hardware.yaml where it exists.", example=".buildkite/hardware.yaml",
+                      words="file path, or the inventory mapping", schema={"type": ["string", "object", "null"]}),
+    "run_all": Field(entry_list, "A change of a file these match runs every step.", example=["pyproject.toml"]),
+    "run_all_exclude": Field(entry_list, "... unless the file also matches one of these.", example=["docs/"]),
+    "docs_only": Field(entry_list, "A change only of files these match runs no step.", example=["docs/", "*.md"]),
+    "always_run": Field(string_list, "Step keys (fnmatch globs) that run whatever changed.", example=["lint"]),
+    "no_dependencies": Field(choice("block", "run"), "What a step that declares no source_file_dependencies "
+                             "gets: block (waits to be unblocked) or run.", default="block", example="run"),
+    "unselected": Field(choice(*UNSELECTED), "How render shows a step the change does not select: behind a "
+                        "block step, skipped, or left out.", default="block", example="skip"),
+    "rules": Field(anything, "Selection rules for some hardware: a step they apply to runs when a changed "
+                   "file matches `changed`.", example=[{"name": "rocm-base", "changed": ["docker/rocm/"],
+                                                        "devices": ["mi*"]}],
+                   words="list of rules (fields below)"),
+    "interpolate": Field(string_list, "Variables Buildkite interpolates at upload: their `$` stays single.",
+                         example=["BUILDKITE_COMMIT"]),
+    "docker_workdir": Field(env_map, "A container's working folder -> the repository path it holds (check, run).",
+                            example={"/workdir": ""}, words="mapping of container folder: repository path"),
+    "external_steps": Field(string_list, "Keys of steps uploaded elsewhere, which depends_on may name.",
+                            example=["bootstrap"]),
+    "labels": Field(anything, "Pull-request labels ($BUILDKITE_PULL_REQUEST_LABELS) that widen or narrow "
+                    "the selection: each a mapping of the fields below.", example={"perf": {"only": ["benchmarks"]}},
+                    words="mapping of label name: what it asks for"),
+    "run_all_branches": Field(string_list, "Branch filters whose builds (not pull requests) run every step.",
+                              example=["main"]),
+    "nightly_branches": Field(string_list, "Branch filters whose builds run as nightly (optional steps too).",
+                              example=["release/*"]),
+    "pipeline": Field(anything, "Buildkite's pipeline-level fields (all but steps: env, agents, notify, ...), "
+                      "checked by its schema.", example={"env": {"LANG": "C.UTF-8"}},
+                      words="mapping of Buildkite's pipeline fields"),
     **POLICY_FIELDS,
 }
 RULE_FIELDS: dict[str, Checker] = {
-    "name": string,
-    "changed": entry_list,
-    "devices": string_list,
-    "mirror": string,
-    "dind": boolean,
-    "overrides_optional": boolean,
+    "name": Field(string, "The rule's name, shown as the reason (required).", example="rocm-base-changed"),
+    "changed": Field(entry_list, "A change of a file these match selects the steps it applies to (required).",
+                     example=["docker/Dockerfile.rocm_base"]),
+    "devices": Field(string_list, "fnmatch globs on the step's device or family; none: any.", example=["mi*"]),
+    "mirror": Field(string, "Only mirrors of this kind.", example="amd"),
+    "dind": Field(boolean, "Only steps with this dind value.", example=False),
+    "overrides_optional": Field(boolean, "Placed before the optional rule: it runs optional steps too.",
+                                default=False, example=True),
 }
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from pipegen.buildkite.keys import valid_key
 from pipegen.declarations import buildkite_step as bk
+from pipegen.declarations.field import Field
 from pipegen.declarations.fields import (
     Checker,
     anything,
@@ -26,6 +27,7 @@ from pipegen.declarations.steps_file import (
     STEP_FIELDS,
     common_fields,
     derive_key,
+    described,
     each_step,
     mirror_step,
     steps_list,
@@ -36,9 +38,24 @@ from pipegen.model import Group, Location, Step
 
 OWN_WRITTEN = step_fields("own")  # model.Step's fields of this format alone (run_all_exempt, derive, ...)
 # and a fan-out over hardware families
-STEP_OWN_FIELDS = {**STEP_FIELDS, **{key: w.check for key, w in OWN_WRITTEN.items()}, "hardware": string_list}
+STEP_OWN_FIELDS: dict[str, Checker] = {**STEP_FIELDS, **described(OWN_WRITTEN), "hardware": Field(
+    string_list, "Hardware targets, FAMILY or FAMILY:GPUS: one job per target (keys <key>-<family>). Not with "
+    "device, num_devices, no_gpu or mirror.", example=["cpu", "h100:2", "mi355:8"],
+    words="FAMILY or FAMILY:GPUS, or a list of them")}
 # defaults: fields every step inherits; the group may carry its own fields, depends_on take every form
-FILE_FIELDS: dict[str, Checker] = {"group": anything, "depends_on": anything, "steps": anything, "defaults": anything}
+FILE_FIELDS: dict[str, Checker] = {
+    "group": Field(anything, "The group of the file's steps: a name, or Buildkite's group-step fields without "
+                   "steps (`{group: NAME, key, depends_on, if, notify, ...}`; one file per group holds them).",
+                   example="Unit tests", words="string, or a mapping of Buildkite's group fields"),
+    "depends_on": Field(anything, "Keys the file's steps wait for, where a step names none of its own.",
+                        example=["build-image"], words="key, list of keys or of {step: KEY, allow_failure: true}"),
+    "steps": Field(anything, "The steps: command steps, and Buildkite's wait, block, input and trigger steps.",
+                   example=[{"label": "Unit tests", "commands": ["pytest tests/unit"]}],
+                   words="list of steps (required)"),
+    "defaults": Field(anything, "Step fields every step of the file inherits where it does not set them (not "
+                      "key); env and agents merge, the step's values winning.", example={"timeout_in_minutes": 30},
+                      words="mapping of step fields"),
+}
 
 
 def load_steps_file(data: Any, relpath: str, groups: list[Group]) -> list[Step]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from pipegen.declarations.assemble import finish, read_steps_files
 from pipegen.declarations.discover import steps_files
+from pipegen.declarations.field import Field
 from pipegen.declarations.fields import Checker, anything, check_fields, regex_list, string, string_list
 from pipegen.declarations.yaml_values import LocDict, LocList
 from pipegen.dialects.interface import Source
@@ -23,13 +24,20 @@ NAME = "vllm"
 SUFFIXES = (".yaml",)  # vLLM's generator reads only these (ci-infra step.py)
 
 CONFIG_FIELDS: dict[str, Checker] = {
-    "name": string,
-    "job_dirs": string_list,
-    "run_all_patterns": regex_list,
-    "run_all_exclude_patterns": regex_list,
-    "registries": anything,
-    "repositories": anything,
-    "github_repo_name": string,
+    "name": Field(string, "The pipeline's name (the inventory's build context: config_name).", example="vllm_ci"),
+    "job_dirs": Field(string_list, "Folders of steps files (`*.yaml`), read as the generator reads them (required).",
+                      example=[".buildkite/test_areas"]),
+    "run_all_patterns": Field(regex_list, "A changed file one of these matches (Python's re.match) runs every step.",
+                              example=["docker/Dockerfile", "requirements/"]),
+    "run_all_exclude_patterns": Field(regex_list, "... unless the file also matches one of these.",
+                                      example=["docker/Dockerfile\\."]),
+    "registries": Field(anything, "Image registries (the inventory's build context).",
+                        example="public.ecr.aws/q9t5s3a7", words="string"),
+    "repositories": Field(anything, "Image repositories by name (the inventory's build context: repositories.NAME).",
+                          example={"main": "vllm-ci-test-repo"}, words="mapping of name: repository"),
+    "github_repo_name": Field(string, "The GitHub repository; vllm-project/vllm gives steps in files with a "
+                              "depends_on the working dir /vllm-workspace/tests.", default="vllm-project/vllm",
+                              example="vllm-project/vllm"),
 }
 
 

@@ -12,6 +12,7 @@ import fnmatch
 from typing import Any
 
 from pipegen.declarations import buildkite_step as bk
+from pipegen.declarations.field import Field
 from pipegen.declarations.fields import Checker, anything, check_fields, require_mapping, string, string_list
 from pipegen.declarations.steps_file import (
     AMD_GROUP,
@@ -31,7 +32,14 @@ from pipegen.model import DeclarationWarning, Location, Step
 # Fields vLLM's generator drops without a word, and what was meant.
 VLLM_IGNORED = {"num_gpus": "num_devices", "gpu": "device", "torch_nightly": "", "autorun_on_main": "",
                 "fast_check": ""}
-FILE_FIELDS: dict[str, Checker] = {"group": string, "depends_on": string_list, "steps": anything}
+FILE_FIELDS: dict[str, Checker] = {
+    "group": Field(string, "The group of every step of the file (it wins over a step's own).", example="Kernels"),
+    "depends_on": Field(string_list, "Keys the file's steps wait for where they name none; the file also becomes "
+                        "their dependency and gives them the working dir /vllm-workspace/tests.",
+                        example=["image-build"]),
+    "steps": Field(anything, "The command steps (required).", words="list of steps",
+                   example=[{"label": "Kernels", "commands": ["pytest -v kernels"]}]),
+}
 
 
 def load_steps_file(data: Any, relpath: str, warnings: list[DeclarationWarning],

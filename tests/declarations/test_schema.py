@@ -1,0 +1,221 @@
+"""The JSON Schema of pipegen's own format (`pipegen schema`) accepts what the loader accepts and refuses what it
+refuses: this repository's declarations, the golden fixtures' and imported ones validate; a misspelled field is
+refused by both; a table of files and generated field values get one answer from both."""
+
+from __future__ import annotations
+
+import functools
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import fastjsonschema
+import jsonschema
+import pytest
+import yaml
+from click.testing import CliRunner
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from pipegen.buildkite.schema import prepared
+from pipegen.cli import cli
+from pipegen.declarations import buildkite_step as bk
+from pipegen.declarations.yamlio import load_text
+from pipegen.dialects.load import load
+from pipegen.dialects.own.config import CONFIG_FIELDS
+from pipegen.dialects.own.schema import own_format_problem, own_format_schema
+from pipegen.dialects.own.steps import STEP_OWN_FIELDS
+from pipegen.errors import PipegenError
+from pipegen.model import Location
+from tests.commands.test_import import PIPELINE
+from tests.helpers import CLI_CONFIG, CLI_STEPS, RENDER_STEPS, ROOT, git_repo
+
+CONFIG = "steps: [.buildkite/steps]\nhardware: .buildkite/hardware.yaml\n"
+HARDWARE = "default: cpu\nfamilies:\n  cpu: {vendor: cpu, queue: q, template: t}\ntemplates:\n  t: {kind: plain}\n"
+STEPS = "group: G\nsteps:\n  - label: A\n    commands: [a]\n    source_file_dependencies: [src/]\n"
+
+
+def both(kind: str, data: Any) -> None:
+    """fastjsonschema and the reference implementation (jsonschema) give the same answer: accepted."""
+    assert own_format_problem(kind, data) is None
+    jsonschema.Draft7Validator(own_format_schema(kind)).validate(data)
+
+
+def test_the_schemas_are_draft_07_schemas() -> None:
+    for kind in ("config", "steps"):
+        jsonschema.Draft7Validator.check_schema(own_format_schema(kind))
+
+
+def test_this_repositorys_declarations_validate() -> None:
+    both("config", yaml.safe_load((ROOT / ".buildkite" / "pipegen.yaml").read_text()))
+    files = sorted((ROOT / ".buildkite" / "steps").glob("*.yaml"))
+    assert len(files) >= 3
+    for path in files:
+        both("steps", yaml.safe_load(path.read_text()))
+
+
+def test_the_golden_fixtures_declarations_validate() -> None:
+    both("config", yaml.safe_load(CONFIG))
+    both("config", yaml.safe_load(CLI_CONFIG))
+    both("steps", yaml.safe_load(CLI_STEPS))
+    both("steps", yaml.safe_load(textwrap.dedent(RENDER_STEPS)))
+
+
+def test_the_declarations_pipegen_import_writes_validate(tmp_path: Path) -> None:
+    root = git_repo(tmp_path / "r", {".buildkite/pipeline.yml": PIPELINE, "src/a.go": "package a\n"})
+    result = CliRunner().invoke(cli, ["import", str(root / ".buildkite/pipeline.yml")], env={"PIPEGEN_CACHE_DIR": ""})
+    assert result.exit_code == 0, result.output
+    out = root / ".buildkite" / "pipegen"
+    both("config", yaml.safe_load((out / "pipegen.yaml").read_text()))
+    files = sorted((out / "steps").iterdir())
+    assert len(files) >= 2
+    for path in files:
+        both("steps", yaml.safe_load(path.read_text()))
+
+
+def test_a_misspelled_field_is_refused_by_the_schema_and_the_loader(tmp_path: Path) -> None:
+    assert own_format_problem("config", {"steps": ["s"], "base_brnch": "x"}) == \
+        "data must not contain {'base_brnch'} properties"
+    step = {"steps": [{"label": "a", "comands": ["x"]}]}
+    assert own_format_problem("steps", step) == "data.steps[0] must not contain {'comands'} properties"
+    assert not accepted_by_loader(tmp_path, STEPS.replace("commands", "comands"))
+
+
+def test_pipegen_schema_prints_either_schema() -> None:
+    for args, kind in (([], "config"), (["config"], "config"), (["steps"], "steps")):
+        result = CliRunner().invoke(cli, ["schema", *args], catch_exceptions=False)
+        assert result.exit_code == 0
+        assert json.loads(result.stdout) == own_format_schema(kind)
+    assert CliRunner().invoke(cli, ["schema", "step"]).exit_code == 2
+
+
+def accepted_by_loader(tmp_path: Path, steps: str, config: str = CONFIG) -> bool:
+    (tmp_path / ".buildkite" / "steps").mkdir(parents=True, exist_ok=True)
+    (tmp_path / ".buildkite" / "pipegen.yaml").write_text(config)
+    (tmp_path / ".buildkite" / "hardware.yaml").write_text(HARDWARE)
+    (tmp_path / ".buildkite" / "steps" / "s.yaml").write_text(steps)
+    try:
+        load(str(tmp_path))
+    except PipegenError:
+        return False
+    return True
+
+
+STEP = "group: G\nsteps:\n  - label: A\n    source_file_dependencies: [src/]\n"
+# (what, the config, the steps file, accepted)
+CASES = [
+    ("plain", CONFIG, STEPS, True),
+    ("no steps", "hardware: h.yaml\n", STEPS, False),
+    ("empty steps list", "steps: []\n", STEPS, False),
+    ("x- key", CONFIG + "x-sets: {a: &a [src/]}\n", STEPS, True),
+    ("unselected choice", CONFIG + "unselected: omit\n", STEPS, True),
+    ("unselected wrong", CONFIG + "unselected: hide\n", STEPS, False),
+    ("label rule", CONFIG + "labels: {perf: {only: [a]}}\n", STEPS, True),
+    ("label asks nothing", CONFIG + "labels: {perf: {run_all: false}}\n", STEPS, False),
+    ("label unknown field", CONFIG + "labels: {perf: {olny: [a]}}\n", STEPS, False),
+    ("rule", CONFIG + "rules: [{name: r, changed: [d/], devices: ['mi*']}]\n", STEPS, True),
+    ("rule without changed", CONFIG + "rules: [{name: r}]\n", STEPS, False),
+    ("pipeline env", CONFIG + "pipeline: {env: {A: b}}\n", STEPS, True),
+    ("pipeline steps", CONFIG + "pipeline: {steps: []}\n", STEPS, False),
+    ("dependency set", CONFIG + "dependency_sets: {core: [src/]}\n",
+     STEP + "    dependency_sets: [core]\n", True),
+    ("globs wrong", CONFIG + "globs: regex\n", STEPS, False),
+    ("env number", CONFIG, STEP + "    env: {A: 1, B: true}\n", True),
+    ("env null", CONFIG, STEP + "    env: {A: ~}\n", False),
+    ("env name with =", CONFIG, STEP + "    env: {'A=B': x}\n", False),
+    ("timeout variable", CONFIG, STEP + "    timeout_in_minutes: ${T:-30}\n", True),
+    ("timeout zero default", CONFIG, STEP + "    timeout_in_minutes: ${T:-0}\n", False),
+    ("timeout zero", CONFIG, STEP + "    timeout_in_minutes: 0\n", False),
+    ("hardware targets", CONFIG, STEP + "    hardware: [cpu, 'h100:2']\n", True),
+    ("hardware zero", CONFIG, STEP + "    hardware: ['h100:0']\n", False),
+    ("hardware and device", CONFIG, STEP + "    hardware: [cpu]\n    device: cpu\n", False),
+    ("concurrency alone", CONFIG, STEP + "    concurrency: 1\n", False),
+    ("concurrency pair", CONFIG, STEP + "    concurrency: 1\n    concurrency_group: g\n", True),
+    ("num_nodes alone", CONFIG, STEP + "    num_nodes: 2\n", False),
+    ("agents queue", CONFIG, STEP + "    agents: {queue: q}\n", False),
+    ("agents tag", CONFIG, STEP + "    agents: {os: linux}\n", True),
+    ("buildkite field", CONFIG, STEP + "    if: build.branch == 'main'\n    artifact_paths: [a]\n", True),
+    ("buildkite enum wrong", CONFIG, STEP + "    concurrency_method: eagre\n", False),
+    ("alias and name", CONFIG, STEP + "    command: x\n    commands: [y]\n", False),
+    ("name alias", CONFIG, "steps:\n  - name: A\n    command: x\n", True),
+    ("no label", CONFIG, "steps:\n  - command: x\n", False),
+    ("depends_on allow_failure", CONFIG, STEP + "    depends_on: [{step: b, allow_failure: true}]\n"
+     "  - label: B\n    key: b\n", True),
+    ("derive", CONFIG, STEP + "    derive: {python: [src/]}\n", True),
+    ("derive no roots", CONFIG, STEP + "    derive: {use: check}\n", False),
+    ("mirror", CONFIG, STEP + "    mirror: {amd: {device: mi325_1}}\n", True),
+    ("mirror without device", CONFIG, STEP + "    mirror: {amd: {commands: [x]}}\n", False),
+    ("mirror unknown", CONFIG, STEP + "    mirror: {intel: {device: x}}\n", False),
+    ("wait, block, trigger", CONFIG, STEP + "  - wait\n  - block: Go\n    key: go\n  - trigger: other\n"
+     "    source_file_dependencies: [x/]\n", True),
+    ("block unknown field", CONFIG, STEP + "  - block: Go\n    comands: x\n", False),
+    ("group mapping", CONFIG, "group: {group: G, key: g}\nsteps:\n  - label: A\n", True),
+    ("group mapping two names", CONFIG, "group: {group: G, label: H}\nsteps:\n  - label: A\n", False),
+    ("defaults", CONFIG, "defaults: {env: {A: b}, timeout_in_minutes: 5}\n" + STEP, True),
+    ("defaults key", CONFIG, "defaults: {key: k}\n" + STEP, False),
+    ("file unknown field", CONFIG, "gruop: G\n" + STEP[9:], False),
+    ("group step in a file", CONFIG, STEP + "  - group: H\n    steps: [{label: B}]\n", False),
+    ("empty list item", CONFIG, STEP + "    commands: [a, ~]\n", False),
+]
+
+
+@pytest.mark.parametrize(("what", "config", "steps", "accepted"), CASES, ids=[c[0] for c in CASES])
+def test_the_schema_and_the_loader_agree(tmp_path: Path, what: str, config: str, steps: str, accepted: bool) -> None:
+    by_loader = accepted_by_loader(tmp_path, steps, config)
+    by_schema = (own_format_problem("config", yaml.safe_load(config)) is None
+                 and own_format_problem("steps", yaml.safe_load(steps)) is None)
+    assert (by_loader, by_schema) == (accepted, accepted)
+
+
+# Values of every shape YAML gives, with the characters the checkers look at.
+SCALARS = st.none() | st.booleans() | st.integers(-2, 40) | st.floats(allow_nan=False, allow_infinity=False) \
+    | st.text("ab=:-?${}01 #", max_size=8) | st.sampled_from(["${T:-30}", "${T?}", "$T", "${T:-0}", "cpu", "h100:2"])
+VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3)
+                      | st.dictionaries(st.sampled_from(["python", "cargo", "use", "A", "amd", "device"]), inner,
+                                        max_size=3), max_leaves=6)
+# Fields whose value the loader reads from Buildkite's schema too (bk.READ), or beside other fields: the table
+# above has those.
+SKIPPED = {*bk.READ, "mirror", "hardware"}
+
+
+FIELDS = [("config", name) for name in CONFIG_FIELDS if name not in ("steps", "rules", "labels", "pipeline",
+                                                                         "hardware")] \
+    + [("steps", name) for name in STEP_OWN_FIELDS if name not in SKIPPED]
+
+
+def integral_float(value: Any) -> bool:
+    if isinstance(value, list):
+        return any(integral_float(v) for v in value)
+    if isinstance(value, dict):
+        return any(integral_float(v) for v in value.values())
+    return isinstance(value, float) and value.is_integer()
+
+
+@functools.cache
+def field_validator(kind: str) -> Any:
+    """Each field's property schema, alone (the pairs a step's fields form are the table's)."""
+    schema = own_format_schema(kind)
+    fields = schema["properties"] if kind == "config" else schema["definitions"]["pipegen-command-step"]["properties"]
+    return fastjsonschema.compile(prepared({"definitions": schema["definitions"], "properties": fields}))
+
+
+@settings(max_examples=250, deadline=None)
+@given(st.data())
+def test_generated_field_values_get_one_answer(data: st.DataObject) -> None:
+    kind, name = data.draw(st.sampled_from(FIELDS))
+    value = data.draw(VALUES)
+    assume(not integral_float(value))  # JSON's 1.0 is the integer 1, YAML's a float that positive_int refuses
+    field = (CONFIG_FIELDS if kind == "config" else STEP_OWN_FIELDS)[name]
+    parsed = load_text(yaml.safe_dump({name: value}), "f.yaml")[name]  # located, as the loader reads it
+    try:
+        field(parsed, Location("f.yaml", 1, 1))
+        by_loader = True
+    except PipegenError:
+        by_loader = False
+    try:
+        field_validator(kind)({name: value})
+        by_schema = True
+    except fastjsonschema.JsonSchemaValueException:
+        by_schema = False
+    assert by_loader == by_schema, (name, value)
