@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -140,6 +141,9 @@ CASES = [
     ("alias and name", CONFIG, STEP + "    command: x\n    commands: [y]\n", False),
     ("name alias", CONFIG, "steps:\n  - name: A\n    command: x\n", True),
     ("no label", CONFIG, "steps:\n  - command: x\n", False),
+    ("a label from defaults", CONFIG, "defaults: {label: L}\nsteps:\n  - {command: x, key: a}\n", True),
+    ("a name from defaults", CONFIG, "defaults: {name: L}\nsteps:\n  - {command: x, key: a}\n  - wait\n", True),
+    ("no label after a wait", CONFIG, "steps:\n  - wait\n  - {command: x}\n", False),
     ("depends_on allow_failure", CONFIG, STEP + "    depends_on: [{step: b, allow_failure: true}]\n"
      "  - label: B\n    key: b\n", True),
     ("derive", CONFIG, STEP + "    derive: {python: [src/]}\n", True),
@@ -219,3 +223,29 @@ def test_generated_field_values_get_one_answer(data: st.DataObject) -> None:
     except fastjsonschema.JsonSchemaValueException:
         by_schema = False
     assert by_loader == by_schema, (name, value)
+
+
+# A step of a few fields, each valid or not, alone or in the pairs the loader reads together (a step "b" exists).
+STEP_VALUES: dict[str, list[Any]] = {
+    "label": ["A", 3, None, ["A"]], "name": ["A"], "key": ["a", "a b"], "command": ["x", ["x", "y"]],
+    "commands": [["x"], "x", [None], {"x": 1}], "concurrency": [1, 0], "concurrency_group": ["g", 1.5],
+    "num_nodes": [2, 0], "num_devices": [2, -1], "hardware": [["cpu"], ["cpu:0"], [], "cpu:2", ["cpu", "cpu"]],
+    "device": ["cpu", None], "agents": [{"os": "linux"}, {"queue": "q"}, ["os=linux"], ["queue=q"], "x"],
+    "depends_on": ["b", ["b"], [{"step": "b", "allow_failure": True}], [{"allow_failure": True}], 3],
+    "soft_fail": [True, "true", [{"exit_status": 1}], [{"exit_status": "*"}], "yes"],
+    "timeout_in_minutes": [5, "${T:-5}", "${T?}", "$T", "${T:-x}", "5 ", -5], "env": [{"A": "b"}, {"A": None}],
+    "mirror": [{"amd": {"device": "mi325_1"}}, {"amd": {}}, {"amd": {"device": "x", "num_gpus": 2}}, None],
+    "optional": [True, "true"], "if": ["build.branch == 'main'", 3], "comands": [["x"]], "x-a": [1],
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.booleans(), st.dictionaries(st.sampled_from(sorted(STEP_VALUES)), st.just(0) | st.integers(0, 6),
+                                      min_size=1, max_size=4))
+def test_generated_steps_get_one_answer_from_the_schema_and_the_loader(labelled: bool, choice: dict[str, int]) -> None:
+    step = {"label": "A"} if labelled else {}  # the first value of each field is valid: a step that loads is drawn
+    step.update({name: STEP_VALUES[name][index % len(STEP_VALUES[name])] for name, index in choice.items()})
+    steps = {"steps": [step, {"label": "B", "key": "b"}]}
+    with tempfile.TemporaryDirectory() as folder:
+        by_loader = accepted_by_loader(Path(folder), yaml.safe_dump(steps))
+    assert by_loader == (own_format_problem("steps", steps) is None), (step, own_format_problem("steps", steps))

@@ -38,6 +38,12 @@ def steps_file(buildkite: dict[str, Any]) -> dict[str, Any]:
         "type": "object", "properties": {name: described(field, shapes[name]) for name, field in FILE_FIELDS.items()},
         "patternProperties": {"^x-": {"description": "The author's own: a place for YAML anchors."}},
         "additionalProperties": False, "required": ["steps"],
+        # A command step needs a label (or Buildkite's `name`), unless the file's defaults give every step one.
+        "if": {"required": ["defaults"], "properties": {"defaults": {"type": "object", "anyOf": [
+            {"required": ["label"]}, {"required": ["name"]}]}}},
+        "else": {"properties": {"steps": {"items": {
+            "if": {"type": "object", "not": {"anyOf": [_named(kind) for kind in other_steps.KINDS]}},
+            "then": {"if": {"required": ["name"]}, "else": {"required": ["label"]}}}}}},
         "definitions": {"pipegen-step": _step(buildkite), "pipegen-command-step": _command(buildkite)},
     }
 
@@ -54,10 +60,15 @@ def _step(buildkite: dict[str, Any]) -> dict[str, Any]:
     """An item of `steps:`: the step type other_steps.kind_of finds, tried in its order."""
     out: dict[str, Any] = {"$ref": COMMAND}
     for kind in reversed(other_steps.KINDS):
-        names = ["wait", "waiter"] if kind == "wait" else [kind]
-        named = [{"required": [n]} for n in names] + [{"required": ["type"], "properties": {"type": {"enum": names}}}]
-        out = {"if": {"type": "object", "anyOf": named}, "then": _other(buildkite, kind), "else": out}
+        out = {"if": {"type": "object", **_named(kind)}, "then": _other(buildkite, kind), "else": out}
     return {"if": {"type": "string"}, "then": {"enum": ["wait", "waiter"]}, "else": {"type": "object", **out}}
+
+
+def _named(kind: str) -> dict[str, Any]:
+    """An item of this step type: its key, or `type:` naming it (other_steps.kind_of)."""
+    names = ["wait", "waiter"] if kind == "wait" else [kind]
+    typed = {"required": ["type"], "properties": {"type": {"enum": names}}}
+    return {"anyOf": [{"required": [n]} for n in names] + [typed]}
 
 
 def _other(buildkite: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -77,7 +88,7 @@ def _other(buildkite: dict[str, Any], kind: str) -> dict[str, Any]:
 
 
 def _command(buildkite: dict[str, Any], defaults: bool = False) -> dict[str, Any]:
-    """A command step (`defaults`: a steps file's defaults, which may not name a step, nor need a label)."""
+    """A command step (its label: steps_file's rule) or (`defaults`) a steps file's defaults, which name no step."""
     theirs = buildkite["definitions"]["commandStep"]["properties"]
     properties: dict[str, Any] = {name: {"$ref": f"#/definitions/commandStep/properties/{name}"} for name in theirs}
     for name, field in STEP_OWN_FIELDS.items():
@@ -99,8 +110,6 @@ def _command(buildkite: dict[str, Any], defaults: bool = False) -> dict[str, Any
         for name in bk.NOT_DEFAULTS:
             del properties[name]
         out["description"] = "Step fields every step of the file inherits where it does not set them."
-    else:  # a label, or Buildkite's other name for it
-        out["allOf"].append({"if": {"required": ["name"]}, "else": {"required": ["label"]}})
     return out
 
 
