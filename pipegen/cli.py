@@ -189,6 +189,9 @@ def render(**options: Any) -> int:
 @click.option("--junit", metavar="FILE", help="Write JUnit XML (one testcase per step) to FILE.")
 @click.option("--timeout-scale", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               envvar="PIPEGEN_TIMEOUT_SCALE", help="Multiply every timeout_in_minutes (also $PIPEGEN_TIMEOUT_SCALE).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="json: the plan and each job's outcome as one object on stdout; progress and failed steps' "
+              "logs go to stderr.")
 @_guard
 def run(**options: Any) -> int:
     """Run the selected steps here, on the first hardware target this machine has.
@@ -274,6 +277,7 @@ def audit(**options: Any) -> int:
 @click.option("--force", is_flag=True, help="Replace DIR when it holds only files pipegen import wrote.")
 @click.option("--paths-field", metavar="NAME", help="A step field of another selector's (a list of paths, such as "
               "Materialize's 'inputs') to read as the step's source_file_dependencies.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_guard
 def import_(**options: Any) -> int:
     """Convert hand-written Buildkite pipelines into pipegen's declarations and prove them equal.

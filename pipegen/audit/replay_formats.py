@@ -6,12 +6,12 @@ and would not after it is a test that stops running; gains only cost machine tim
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from pipegen.audit.replay import Audit, Change, Outcome
 from pipegen.frozen import frozen
+from pipegen.json_output import dumps
 from pipegen.markdown import cell
 
 SHOWN_KEYS = 6  # run keys listed per commit in text (JSON lists all)
@@ -34,7 +34,7 @@ class AuditReport:
 
 def format_audit(report: AuditReport, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(_json(report), indent=2) + "\n"
+        return dumps(_json(report))
     return _markdown(report) if fmt == "markdown" else _text(report)
 
 

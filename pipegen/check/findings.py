@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import field, replace
 from typing import Any, Literal
 
 from pipegen.check.codes import CODES
 from pipegen.frozen import frozen
+from pipegen.json_output import dumps
 from pipegen.markdown import cell
 from pipegen.model import Location
 
@@ -67,9 +67,9 @@ def summary(report: Report) -> str:
 def format_report(report: Report, fmt: str, detail: bool = False) -> str:
     """JSON lists every finding; text and Markdown fit MAX_LINES, errors first, unless `detail`."""
     if fmt == "json":
-        return json.dumps({"findings": [f.to_json() for f in report.findings], "counts": report.by_code(),
-                           "errors": report.count("error"), "warnings": report.count("warning"),
-                           "notes": list(report.notes), "stats": report.stats}, indent=2) + "\n"
+        return dumps({"findings": [f.to_json() for f in report.findings], "counts": report.by_code(),
+                      "errors": report.count("error"), "warnings": report.count("warning"),
+                      "notes": list(report.notes), "stats": report.stats})
     if fmt == "markdown":
         return _markdown(report, detail)
     return _text(report, detail)

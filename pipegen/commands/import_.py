@@ -44,8 +44,16 @@ def main(args: ImportOptions, out: TextIO) -> int:
     _write(out_dir, result.files)
     differences = _render_back(root, f"{relative}/pipegen.yaml", result, [_text(p) for p in args.files],
                                [_display(p, root) for p in args.files], args.paths_field)
-    out.write(report(result, differences, relative, [_display(p, root) for p in args.files]))
-    return EXIT_FINDINGS if result.missing or differences else EXIT_OK
+    inputs = [_display(p, root) for p in args.files]
+    code = EXIT_FINDINGS if result.missing or differences else EXIT_OK
+    if args.fmt == "json":
+        from pipegen.importer.import_json import import_json
+        from pipegen.json_output import dumps
+
+        out.write(dumps(import_json(result, differences, relative, inputs, code)))
+    else:
+        out.write(report(result, differences, relative, inputs))
+    return code
 
 
 def _default_dir(first: str) -> str:

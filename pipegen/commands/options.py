@@ -71,6 +71,7 @@ class RunOptions(SelectionOptions):
     log_dir: str | None = None
     junit: str | None = None
     timeout_scale: float = 1.0  # multiplies timeout_in_minutes (tests use small values)
+    fmt: str = "text"
 
 
 @frozen
@@ -101,3 +102,4 @@ class ImportOptions:
     force: bool = False
     paths_field: str | None = None  # another selector's path list, read as source_file_dependencies
     environ: Mapping[str, str] = field(default_factory=dict)  # git's environment (the tracked folders)
+    fmt: str = "text"

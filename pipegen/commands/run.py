@@ -20,9 +20,11 @@ from pipegen.commands.selecting import load_declarations, select
 from pipegen.errors import UsageError
 from pipegen.hardware.detect import machine as this_machine
 from pipegen.hardware.inventory import load_inventory
+from pipegen.json_output import dumps
 from pipegen.run.junit import Case, junit_xml
-from pipegen.run.local_plan import DEFAULT_LOG_DIR, Candidates, buildkite_only, named, selected
+from pipegen.run.local_plan import DEFAULT_LOG_DIR, Candidates, RunPlan, buildkite_only, named, selected
 from pipegen.run.output import exit_status, junit_cases, machine_line, plan_text, summary_text
+from pipegen.run.run_json import Outcome, run_json
 from pipegen.run.steps import plan_jobs
 from pipegen.selection.decision_formats import banner, summary
 
@@ -42,8 +44,9 @@ def main(args: RunOptions, out: TextIO) -> int:
         others = buildkite_only([d.step for d in selection.decisions if d.action == "run"])
         header = [*banner(selection), f"Selected: {summary(selection)}", *([others] if others else [])]
     if not candidates:
-        out.write("\n".join(header) + "\nNothing to run: no step is selected for this change "
-                  "(use --step KEY to run one anyway).\n")
+        nothing = "Nothing to run: no step is selected for this change (use --step KEY to run one anyway)."
+        out.write(dumps(run_json(None, [], args.step_keys, [*header, nothing])) if args.fmt == "json"
+                  else "\n".join([*header, nothing]) + "\n")
         if args.junit:
             write_junit(args.junit, [])
         return 0
@@ -53,21 +56,40 @@ def main(args: RunOptions, out: TextIO) -> int:
     the_plan = plan_jobs(decl, candidates, machine, load_inventory(decl), step_keys=args.step_keys,
                          log_dir=args.log_dir, timeout_scale=args.timeout_scale, environ=args.environ,
                          header=[*header, *moved], branch=branch)
+    keys = [key for key, _ in candidates]
     if args.dry_run:
-        out.write(plan_text(the_plan))
+        out.write(dumps(run_json(the_plan, keys, args.step_keys, the_plan.header)) if args.fmt == "json"
+                  else plan_text(the_plan))
         return 0
+    return execute(args, decl.root, the_plan, keys, out)
+
+
+def execute(args: RunOptions, root: str, the_plan: RunPlan, keys: list[str], out: TextIO) -> int:
+    """Run the plan. With --format json, stdout gets the JSON only: progress and failed steps' logs go to
+    stderr, and the summary table is the JSON."""
+    import time
+
     from pipegen.run.process import Progress, read_log, run_all
     from pipegen.run.worktree import changed_since, tracked_state
 
-    out.write("\n".join([machine_line(machine), *the_plan.header]) + "\n")
-    progress = Progress.for_stream(out, len(the_plan.runs))
-    before = tracked_state(decl.root, args.environ)
+    shown = sys.stderr if args.fmt == "json" else out
+    if args.fmt != "json":
+        out.write("\n".join([machine_line(the_plan.machine), *the_plan.header]) + "\n")
+    progress = Progress.for_stream(shown, len(the_plan.runs))
+    before, start = tracked_state(root, args.environ), time.monotonic()
     results = run_all(the_plan.runs, progress, args.keep_going, local_env(args.environ))
-    out.write(summary_text(results, the_plan.unrunnable, changed_since(before, decl.root, args.environ)))
-    if args.junit:
+    seconds, changed = time.monotonic() - start, changed_since(before, root, args.environ)
+    code = exit_status(results, the_plan.unrunnable)
+    if args.fmt != "json":
+        out.write(summary_text(results, the_plan.unrunnable, changed))
+    if args.junit:  # before the JSON: a failure here leaves stdout empty, as every error does
         write_junit(args.junit, junit_cases(results, the_plan.unrunnable, partial(read_log, lines=JUNIT_LOG_LINES)))
+    if args.fmt == "json":
+        outcome = Outcome(tuple(results), seconds, code, tuple(changed), args.junit)
+        out.write(dumps(run_json(the_plan, keys, args.step_keys, the_plan.header, outcome)))
+    elif args.junit:
         out.write(f"JUnit XML: {args.junit}\n")
-    return exit_status(results, the_plan.unrunnable)
+    return code
 
 
 def local_env(environ: Mapping[str, str]) -> dict[str, str]:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
+from pipegen.json_output import dumps
 from pipegen.markdown import cell
 from pipegen.model import Decision, Selection, Step
 from pipegen.selection.matching import explain
@@ -133,7 +133,7 @@ def selection_markdown(sel: Selection) -> str:
 
 def render_selection(sel: Selection, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(selection_json(sel), indent=2) + "\n"
+        return dumps(selection_json(sel))
     if fmt == "markdown":
         return selection_markdown(sel)
     return selection_text(sel)
@@ -235,5 +235,5 @@ def render_why(rows: Sequence[dict[str, Any]], steps: Sequence[Step], sel: Selec
     infos = [why_step(step, sel) for step in steps] if sel is not None else []
     if fmt == "json":
         out = {**({"paths": list(rows)} if rows else {}), **({"steps": infos} if steps else {})}
-        return json.dumps(out, indent=2) + "\n"
+        return dumps(out)
     return (why_paths_text(list(rows)) if rows else "") + "".join(why_step_text(i) for i in infos)

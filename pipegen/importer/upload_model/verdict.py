@@ -131,19 +131,19 @@ def _step_line(finding: Finding) -> str:
     return f"step '{finding.step}' ({finding.got}): rendered, not in the input"
 
 
-def _shown(data: object) -> object:
+def shown_data(data: object) -> object:
     """Symbolic values as the interpolation text that means them."""
     if isinstance(data, tuple):
         return show(data)
     if isinstance(data, dict):
-        return {str(k): _shown(v) for k, v in data.items()}
-    return [_shown(v) for v in data] if isinstance(data, list) else data
+        return {str(k): shown_data(v) for k, v in data.items()}
+    return [shown_data(v) for v in data] if isinstance(data, list) else data
 
 
 def _show(data: object) -> str:
     if data is None:
         return "nothing"
     text = show(data) if isinstance(data, tuple) else data if isinstance(data, str) else \
-        json.dumps(_shown(data), sort_keys=True, default=repr)
+        json.dumps(shown_data(data), sort_keys=True, default=repr)
     text = text.replace("\n", "\\n")
     return repr(text[:SHOWN] + "...") if len(text) > SHOWN else repr(text)

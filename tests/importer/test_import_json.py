@@ -1,0 +1,99 @@
+"""`pipegen import --format json`: what was written, the proof's verdict and what could not be carried over
+(each with its file and line where the input gives one), agreeing with the text report."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pipegen.cli import cli
+from pipegen.importer.import_json import said
+from pipegen.json_output import IMPORT
+from pipegen.model import Location
+from tests.helpers import git_repo
+
+CARRIED = """\
+env: {PYTHONUNBUFFERED: "1"}
+steps:
+  - label: unit
+    key: unit
+    command: pytest tests/unit
+    if_changed: "src/**"
+    agents: {queue: cpu}
+  - wait
+  - label: gpu
+    key: gpu
+    command: pytest tests/gpu
+    agents: {queue: h100}
+"""
+NOT_CARRIED = CARRIED + """\
+  - label: deploy
+    command: ./deploy
+    inputs: [src/deploy]
+"""
+
+
+def import_(repo: Path, name: str, fmt: str, *args: str) -> Any:
+    return CliRunner().invoke(cli, ["import", str(repo / ".buildkite" / name), "--out", str(repo / f"ci-{fmt}"),
+                                    "--format", fmt, *args], env={"PIPEGEN_CACHE_DIR": ""}, catch_exceptions=False)
+
+
+def both(tmp_path: Path, text: str, *args: str) -> tuple[dict[str, Any], Any]:
+    repo = git_repo(tmp_path / "repo", {".buildkite/pipeline.yml": text, "src/a.py": ""})
+    plain, result = import_(repo, "pipeline.yml", "text", *args), import_(repo, "pipeline.yml", "json", *args)
+    assert result.exit_code == plain.exit_code and result.stderr == ""
+    data = json.loads(result.stdout)
+    jsonschema.Draft202012Validator(IMPORT).validate(data)
+    assert data["exit_code"] == result.exit_code
+    written = sorted(str(p.relative_to(repo / "ci-json")) for p in (repo / "ci-json").rglob("*.yaml"))
+    assert data["files"] == written
+    return data, plain
+
+
+def test_a_proven_import(tmp_path: Path) -> None:
+    data, text = both(tmp_path, CARRIED)
+    assert data["proven"] and data["exit_code"] == 0 and data["differences"] == data["not_carried"] == []
+    assert "Proven: rendered with --all" in text.stdout
+    assert data["steps"] == 2 and data["selecting"] == ["unit"] and data["families"] == {"cpu": "queue: cpu",
+                                                                                         "h100": "queue: h100"}
+    assert f"into {data['out_dir'].replace('json', 'text')}/" in text.stdout
+
+
+def test_what_is_not_carried_has_its_place_and_agrees_with_the_text(tmp_path: Path) -> None:
+    data, text = both(tmp_path, NOT_CARRIED)
+    assert not data["proven"] and data["exit_code"] == 1 and "Proven" not in text.stdout
+    item = data["not_carried"][0]
+    assert item["file"].endswith(".buildkite/pipeline.yml") and item["line"] == 13 and item["column"] == 5
+    lines = text.stdout.splitlines()
+    listed = lines[lines.index("Not carried over (the files are written with everything else):") + 1:]
+    for item in data["not_carried"]:
+        assert f"  {item['file']}:{item['line']}:{item['column']}: {item['message']}" in listed
+    assert data["differences"] == [{"step": "deploy", "field": "inputs", "expected": ["src/deploy"], "got": None}]
+    assert "  inputs: differs on 1 step (deploy); 'deploy' had '[\"src/deploy\"]', renders nothing" in lines
+
+
+def test_a_paths_field_selects_and_is_carried(tmp_path: Path) -> None:
+    data, _ = both(tmp_path, NOT_CARRIED, "--paths-field", "inputs")
+    assert data["proven"] and "deploy" in data["selecting"] and data["not_carried"] == []
+
+
+files = st.text(st.characters(blacklist_characters="\n\r", blacklist_categories=("Cs",)), min_size=1).filter(
+    lambda f: not re.search(r":[0-9]+:[0-9]+: ", f))  # a name holding a place of its own cannot be told apart
+
+
+@given(files, st.integers(1, 10**6), st.integers(1, 500), st.text(st.characters(blacklist_categories=("Cs",))))
+def test_a_located_sentence_splits_back_into_its_place(file: str, line: int, column: int, message: str) -> None:
+    assert said(f"{Location(file, line, column)}: {message}") == {"file": file, "line": line, "column": column,
+                                                                  "message": message}
+
+
+@given(st.from_regex(r"[a-z/._-]{1,20}\.(yml|yaml)", fullmatch=True), st.text(st.characters(blacklist_categories=("Cs",))))
+def test_a_sentence_about_a_file_without_a_line(file: str, message: str) -> None:
+    assert said(f"{Location(file)}: {message}") == {"file": file, "line": None, "column": None, "message": message}
