@@ -19,6 +19,7 @@ import click
 
 from pipegen.commands.output import output_failed
 from pipegen.errors import EXIT_INTERRUPTED, PipegenError
+from pipegen.json_output import SCHEMAS
 from pipegen.states import UNSELECTED
 
 # Writing the output failed: a closed or broken stdout, a full or failing device.
@@ -298,10 +299,10 @@ def import_(**options: Any) -> int:
 
 
 @cli.command()
-@click.argument("kind", type=click.Choice(["config", "steps"]), default="config")
+@click.argument("kind", type=click.Choice(["config", "steps", *(f"{c}-output" for c in SCHEMAS)]), default="config")
 @_guard
 def schema(kind: str) -> int:
-    """Print the JSON Schema of pipegen's config (the default) or steps files, for editors' YAML language server."""
+    """Print the JSON Schema of pipegen's config (default) or steps files, or of a command's --format json output."""
     from pipegen.commands.schema import main
 
     return main(kind, sys.stdout)

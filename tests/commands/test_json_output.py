@@ -120,3 +120,9 @@ def test_run_json_through_a_subprocess(repo: Path) -> None:
     assert done.returncode == data["exit_code"] == 0 and data["counts"] == {"passed": 1}
     assert [(j["key"], j["status"]) for j in data["jobs"]] == [("bare", "passed")]
     assert "[1/1] bare on cpu: started" in done.stderr and Path(repo, data["jobs"][0]["log"]).is_file()
+
+
+@pytest.mark.parametrize("command", sorted(SCHEMAS))
+def test_pipegen_schema_prints_each_output_schema(command: str) -> None:
+    result = CliRunner().invoke(cli, ["schema", f"{command}-output"], catch_exceptions=False)
+    assert result.exit_code == 0 and json.loads(result.stdout) == SCHEMAS[command]
