@@ -8,8 +8,6 @@ an option that the command's options do not declare is a TypeError, never droppe
 
 from __future__ import annotations
 
-import errno
-import functools
 import os
 import sys
 from collections.abc import Callable
@@ -17,13 +15,11 @@ from typing import Any
 
 import click
 
+from pipegen.commands.guard import guard
 from pipegen.commands.output import output_failed
-from pipegen.errors import EXIT_INTERRUPTED, PipegenError
+from pipegen.errors import EXIT_INTERRUPTED
 from pipegen.json_output import SCHEMAS
 from pipegen.states import UNSELECTED
-
-# Writing the output failed: a closed or broken stdout, a full or failing device.
-OUTPUT_ERRNOS = frozenset({errno.EPIPE, errno.EBADF, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG})
 
 
 def _root(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str:
@@ -69,30 +65,6 @@ def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return _repo_options(func)
 
 
-def _guard(func: Callable[..., int]) -> Callable[..., None]:
-    """Run a command; a user error is one message on stderr and its exit code; Ctrl-C exits 130 (click
-    would make it 1, "Aborted!"), after every write in flight was undone (pipegen.atomic)."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> None:
-        try:
-            code = func(*args, **kwargs)
-            sys.stdout.flush()  # a full disk says so here, not in a traceback at exit
-        except PipegenError as exc:
-            click.echo(f"pipegen: error: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        except KeyboardInterrupt:
-            click.echo("pipegen: interrupted", err=True)
-            sys.exit(EXIT_INTERRUPTED)
-        except OSError as exc:
-            if exc.errno not in OUTPUT_ERRNOS:
-                raise
-            output_failed(exc.strerror)
-        sys.exit(code or 0)
-
-    return wrapper
-
-
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="pipegen")
 def cli() -> None:
@@ -108,7 +80,7 @@ def cli() -> None:
 @cli.command()
 @_selection_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
-@_guard
+@guard
 def select(**options: Any) -> int:
     """Decide every step: run, block or skip, with the reason.
 
@@ -131,7 +103,7 @@ def select(**options: Any) -> int:
 @click.argument("paths", nargs=-1)
 @click.option("--step", "step_keys", multiple=True, metavar="KEY", help="Explain the decision for this step.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@_guard
+@guard
 def why(**options: Any) -> int:
     """Explain what a change of each PATH would do, or why a step got its decision.
 
@@ -159,7 +131,14 @@ def why(**options: Any) -> int:
               "file in DIR selects the steps rendered through it.")
 @click.option("--annotation", "annotation_file", metavar="FILE", help="Write Markdown for 'buildkite-agent annotate': "
               "counts, reasons, hardware of every step.")
-@_guard
+@click.option("--annotate", is_flag=False, flag_value="pipegen", metavar="[CONTEXT]", help="Post that Markdown "
+              "with 'buildkite-agent annotate --context CONTEXT' (default context: pipegen), style error when "
+              "nothing can be uploaded, warning after a WARNING (an untrusted diff), else info; cut to 1 MiB. A "
+              "failed annotate is a WARNING, never a failed render.")
+@click.option("--annotate-timeout", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
+              metavar="SECONDS", envvar="PIPEGEN_ANNOTATE_TIMEOUT", help="Stop 'buildkite-agent annotate' after "
+              "this long (also $PIPEGEN_ANNOTATE_TIMEOUT).")
+@guard
 def render(**options: Any) -> int:
     """Print the Buildkite pipeline for the change: each step on its hardware's queue.
 
@@ -168,8 +147,8 @@ def render(**options: Any) -> int:
 
     \b
     Example:
-      pipegen render --annotation why.md | buildkite-agent pipeline upload
-      buildkite-agent annotate --context pipegen < why.md
+      pipegen render --annotate | buildkite-agent pipeline upload
+      pipegen render --annotation why.md > pipeline.yml
     """
     from pipegen.commands.options import RenderOptions
     from pipegen.commands.render import main
@@ -193,7 +172,7 @@ def render(**options: Any) -> int:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="json: the plan and each job's outcome as one object on stdout; progress and failed steps' "
               "logs go to stderr.")
-@_guard
+@guard
 def run(**options: Any) -> int:
     """Run the selected steps here, on the first hardware target this machine has.
 
@@ -222,7 +201,7 @@ def run(**options: Any) -> int:
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("--detail", is_flag=True, help="Text and Markdown: every finding and every file of a grouped one "
               "(default: at most 200 lines, errors first; JSON always lists everything).")
-@_guard
+@guard
 def check(**options: Any) -> int:
     """Find what would let a test be skipped silently: stale dependencies, tests that do not
     select their step, uncovered imports, unknown hardware, drifted AMD twins, upload limits.
@@ -252,7 +231,7 @@ def check(**options: Any) -> int:
               "list per step the commits it would gain and lose (losses first).")
 @click.option("--fail-on-loss", is_flag=True, help="Exit 1 when a step would lose a commit against --compare REF.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
-@_guard
+@guard
 def audit(**options: Any) -> int:
     """Replay history through the declarations: what each commit ran, which steps never ran,
     what selection saved, and (--compare REF) which commits a declaration change would stop
@@ -279,7 +258,7 @@ def audit(**options: Any) -> int:
 @click.option("--paths-field", metavar="NAME", help="A step field of another selector's (a list of paths, such as "
               "Materialize's 'inputs') to read as the step's source_file_dependencies.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@_guard
+@guard
 def import_(**options: Any) -> int:
     """Convert hand-written Buildkite pipelines into pipegen's declarations and prove them equal.
 
@@ -300,7 +279,7 @@ def import_(**options: Any) -> int:
 
 @cli.command()
 @click.argument("kind", type=click.Choice(["config", "steps", *(f"{c}-output" for c in SCHEMAS)]), default="config")
-@_guard
+@guard
 def schema(kind: str) -> int:
     """Print the JSON Schema of pipegen's config (default) or steps files, or of a command's --format json output."""
     from pipegen.commands.schema import main

@@ -58,6 +58,8 @@ class WhyOptions(SelectionOptions):
 class RenderOptions(SelectionOptions):
     templates: str | None = None  # a folder of templates overriding the shipped ones
     annotation_file: str | None = None
+    annotate: str | None = None  # post the annotation under this context (buildkite-agent annotate)
+    annotate_timeout: float = 30.0  # seconds the agent may take
 
 
 @frozen

@@ -3,43 +3,34 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from typing import TextIO
 
 from pipegen import atomic
+from pipegen.commands.annotating import post, style_of
 from pipegen.commands.options import RenderOptions
 from pipegen.commands.selecting import load_declarations, select_for, warn_if_untrusted
-from pipegen.errors import UsageError
+from pipegen.errors import PipegenError, UsageError
+from pipegen.render.annotate import annotation, failure
 from pipegen.render.page import LimitError
-from pipegen.render.rendered import Placement, place, render_pipeline
+from pipegen.render.rendered import Placement, Rendered, place, render_pipeline
 from pipegen.selection.inputs import Input, template_inputs
 
 
 def main(args: RenderOptions, out: TextIO) -> int:
-    """Print the pipeline (bytes as written, where `out` has a buffer); write the annotation."""
-    from pipegen.hardware.build_spec import BuildInfo
-
-    environ, templates, annotation_file = args.environ, args.templates, args.annotation_file
-    decl = load_declarations(args)
-    placement = place(decl, BuildInfo.from_environ(environ))  # once: the templates' inputs and the plan read it
-    selection = select_for(decl, args, _template_inputs(args.root, templates, placement) if templates else ())
-    warn_if_untrusted(selection)
+    """Print the pipeline (bytes as written, where `out` has a buffer); write and post the annotation."""
     try:
-        rendered = render_pipeline(decl, selection, placement, unselected=args.unselected, templates=templates)
-    except LimitError as exc:
-        if annotation_file:
-            from pipegen.render.annotate import annotation
-
-            _write(annotation_file, annotation(exc.page, error=str(exc.message)))
+        rendered, warned = _render(args)
+    except PipegenError as exc:
+        if args.annotate:  # the build page says why nothing was uploaded
+            page = exc.page if isinstance(exc, LimitError) else None
+            body = annotation(page, error=exc.message) if page else failure(str(exc))
+            post(body, args.annotate, style_of(failed=True, warned=False), args.annotate_timeout, args.environ)
         raise
-    if annotation_file:
-        _write(annotation_file, rendered.annotation)
-    if rendered.page.over_limit:  # said where a build log shows it, not only in the annotation
-        import sys
-
-        sys.stderr.write(f"pipegen: WARNING: more than {rendered.page.limit} jobs: {len(rendered.page.over_limit)} "
-                         "unselected steps were left out of the upload (only selected steps run; the annotation "
-                         "lists them)\n")
+    if args.annotate:
+        post(rendered.annotation, args.annotate, style_of(failed=False, warned=warned), args.annotate_timeout,
+             args.environ)
     binary = getattr(out, "buffer", None)
     if binary is not None:
         out.flush()
@@ -48,6 +39,31 @@ def main(args: RenderOptions, out: TextIO) -> int:
     else:  # a text-only stream
         out.write(rendered.text)
     return 0
+
+
+def _render(args: RenderOptions) -> tuple[Rendered, bool]:
+    """The rendered pipeline (validated), the --annotation file written; whether a WARNING was said."""
+    from pipegen.hardware.build_spec import BuildInfo
+
+    environ, templates, annotation_file = args.environ, args.templates, args.annotation_file
+    decl = load_declarations(args)
+    placement = place(decl, BuildInfo.from_environ(environ))  # once: the templates' inputs and the plan read it
+    selection = select_for(decl, args, _template_inputs(args.root, templates, placement) if templates else ())
+    warned = bool(warn_if_untrusted(selection))
+    try:
+        rendered = render_pipeline(decl, selection, placement, unselected=args.unselected, templates=templates)
+    except LimitError as exc:
+        if annotation_file:
+            _write(annotation_file, annotation(exc.page, error=str(exc.message)))
+        raise
+    if annotation_file:
+        _write(annotation_file, rendered.annotation)
+    if rendered.page.over_limit:  # said where a build log shows it, not only in the annotation
+        sys.stderr.write(f"pipegen: WARNING: more than {rendered.page.limit} jobs: {len(rendered.page.over_limit)} "
+                         "unselected steps were left out of the upload (only selected steps run; the annotation "
+                         "lists them)\n")
+        warned = True
+    return rendered, warned
 
 
 def _template_inputs(root: str, templates: str, placement: Placement) -> Sequence[Input]:

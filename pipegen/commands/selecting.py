@@ -154,14 +154,20 @@ def select_for(decl: Declarations, args: SelectionOptions, more_inputs: Sequence
     return selection
 
 
-def warn_if_untrusted(selection: Selection) -> None:
-    """Fail safe, never quiet: say on stderr why everything was selected."""
-    if not selection.changes.trusted:
-        sys.stderr.write(f"pipegen: WARNING: {selection.run_all_reason}\n")
-    for warning in selection.changes.warnings:
+def warn_if_untrusted(selection: Selection) -> list[str]:
+    """Fail safe, never quiet: say on stderr why everything was selected; the warnings said."""
+    said = warnings_of(selection)
+    for warning in said:
         sys.stderr.write(f"pipegen: WARNING: {warning}\n")
+    return said
+
+
+def warnings_of(selection: Selection) -> list[str]:
+    """What a selection must say out loud: an untrusted diff, the change's warnings, uncovered files."""
+    out = [selection.run_all_reason] if not selection.changes.trusted else []
+    out += selection.changes.warnings
     if selection.uncovered:  # no silent uncovered change (selection/uncovered.py)
         from pipegen.selection.uncovered import warning as uncovered
 
-        text = selection.run_all_reason if selection.run_all else uncovered(selection.uncovered)
-        sys.stderr.write(f"pipegen: WARNING: {text}\n")
+        out.append(selection.run_all_reason if selection.run_all else uncovered(selection.uncovered))
+    return out

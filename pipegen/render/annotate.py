@@ -1,7 +1,8 @@
-"""The build-page annotation of a rendered pipeline (`pipegen render --annotation FILE`).
+"""The build-page annotation of a rendered pipeline (`pipegen render --annotation FILE`, `--annotate`).
 
 Markdown for `buildkite-agent annotate`: the counts, why everything runs or
-nothing does, and one row per step with its hardware, action and reason.
+nothing does, and one row per step with its hardware, action and reason;
+cut to fit Buildkite's 1 MiB limit on an annotation's body.
 """
 
 from __future__ import annotations
@@ -20,10 +21,16 @@ ACTION_TEXT = {  # in the table's order
 }
 
 
+TITLE = "### pipegen: why these steps"
+MAX_BYTES = 1024 * 1024  # Buildkite refuses an annotation body over 1 MiB
+CUT_NOTE = ("\n\n_Annotation cut at 1 MiB (Buildkite's limit): {shown:,} of {total:,} bytes shown; "
+            "`pipegen why --step KEY` tells each step's reason._\n")
+
+
 def annotation(page: Page, error: str = "") -> str:
     rows = page.rows
     counts = {a: sum(1 for r in rows if r.state == a) for a in StepState}
-    lines = ["### pipegen: why these steps", ""]
+    lines = [TITLE, ""]
     if error:
         lines += [f"> **Not uploaded:** {cell(error)}", ""]
     notes = [*banner(page.selection), *page.notes]
@@ -63,3 +70,21 @@ def _row(row: Row) -> str:
     hardware = f"{row.hardware} (`{cell(row.queue)}`)" if row.queue else row.hardware
     return (f"| {cell(row.step.label)} (`{cell(row.key)}`) | {cell(row.step.group)} | {cell(hardware)} "
             f"| {ACTION_TEXT[row.state]} | {cell(row.reason)} |")
+
+
+def failure(error: str) -> str:
+    """The annotation of a render that failed before any page existed (declarations, the diff, a usage error)."""
+    return f"{TITLE}\n\n> **Not uploaded:** {cell(error)}\n"
+
+
+def fit(markdown: str, limit: int = MAX_BYTES) -> str:
+    """`markdown` whole when its UTF-8 bytes fit in `limit`; else its head, cut at a line end (or at a
+    character, never inside one), an open <details> closed, and a visible note of the cut."""
+    data = markdown.encode("utf-8")
+    if len(data) <= limit:
+        return markdown
+    room = limit - len(CUT_NOTE.format(shown=len(data), total=len(data)).encode("utf-8")) - len("\n</details>\n")
+    head = data[:room].decode("utf-8", "ignore")  # a character cut in two is dropped whole
+    head = head[: head.rfind("\n") + 1] or head
+    closing = "\n</details>\n" if head.count("<details>") > head.count("</details>") else ""
+    return head + closing + CUT_NOTE.format(shown=len(head.encode("utf-8")), total=len(data))

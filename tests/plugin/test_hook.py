@@ -14,22 +14,12 @@ import fastjsonschema
 import pytest
 import yaml
 
+from tests import agent
 from tests.helpers import CLI_CONFIG, CLI_STEPS, commit_files, git, git_repo
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 HOOK = ROOT / "hooks" / "command"
 PIPEGEN = f"{shlex.quote(sys.executable)} -m pipegen"
-
-AGENT = """#!/bin/sh
-# records one call: its arguments and its standard input; exits with $FAKE_<SUBCOMMAND>_EXIT
-n=$(ls "$RECORD" | grep -c "args$")
-printf '%s\\n' "$@" > "$RECORD/$n.args"
-cat > "$RECORD/$n.stdin"
-case "$1" in
-  annotate) exit "${FAKE_ANNOTATE_EXIT:-0}" ;;
-  pipeline) [ "$2" = upload ] && cp "$3" "$RECORD/$n.uploaded"; exit "${FAKE_UPLOAD_EXIT:-0}" ;;
-esac
-"""
 
 
 @pytest.fixture
@@ -43,23 +33,13 @@ def repo(tmp_path):
 
 def hook(repo: Path, tmp_path: Path, **options: str) -> tuple[subprocess.CompletedProcess[str], list[dict[str, str]]]:
     """Run the hook with plugin options (BUILDKITE_PLUGIN_PIPEGEN_<NAME>); the agent calls it made, in order."""
-    bin_dir, record = tmp_path / "bin", tmp_path / "record"
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    record.mkdir(exist_ok=True)
-    (bin_dir / "buildkite-agent").write_text(AGENT)
-    (bin_dir / "buildkite-agent").chmod(0o755)
+    bin_dir, record = agent.install(tmp_path)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BUILDKITE", "PIPEGEN"))}
     env.update(PATH=f"{bin_dir}{os.pathsep}{env['PATH']}", RECORD=str(record), PIPEGEN_CACHE_DIR="",
                BUILDKITE_PLUGIN_PIPEGEN_COMMAND=PIPEGEN, PIPEGEN_BASE="main")
     env.update({k if k.startswith("FAKE_") else f"BUILDKITE_PLUGIN_PIPEGEN_{k.upper()}": v for k, v in options.items()})
     done = subprocess.run(["bash", str(HOOK)], cwd=repo, env=env, capture_output=True, text=True, timeout=120)
-    calls = []
-    for n in range(len(list(record.glob("*.args")))):
-        call = {"args": (record / f"{n}.args").read_text(), "stdin": (record / f"{n}.stdin").read_text()}
-        if (record / f"{n}.uploaded").exists():
-            call["uploaded"] = (record / f"{n}.uploaded").read_text()
-        calls.append(call)
-    return done, calls
+    return done, agent.calls(record)
 
 
 def rendered(repo: Path, *args: str) -> str:
