@@ -5,31 +5,43 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from pipegen.bounded_read import read_bytes
-from pipegen.check.checker import Inputs, check
 from pipegen.check.findings import Finding, Report, format_report
+from pipegen.commands.check_cache import Kept
 from pipegen.commands.options import CheckOptions
 from pipegen.errors import EXIT_FINDINGS, EXIT_USAGE, DeclarationError
-from pipegen.graph.scan_cache import ScanCache
 from pipegen.model import Declarations, Location
+
+if TYPE_CHECKING:
+    from pipegen.graph.scan_cache import ScanCache
 
 AMD_TWIN_FILE = "test-amd.yaml"  # next to vLLM's ci_config.yaml
 
 
 def main(args: CheckOptions, out: TextIO) -> int:
     """Write the report in `fmt`; the exit code: 0 clean, 1 errors, 2 unreadable declarations."""
+    options = {"config": args.config, "amd_file": args.amd_file, "orphans": args.orphans,
+               "strict_mode": args.strict_mode, "fmt": args.fmt, "detail": args.detail}
+    kept = Kept(args.root, options, args.environ) if not args.tracked_files else None
+    stored = kept.report() if kept else None
+    if stored is not None:
+        out.write(stored[0])
+        return stored[1]
+    read: list[str] = []
     try:
         report = check_repository(args.root, args.config, tracked_files=args.tracked_files, amd_file=args.amd_file,
-                                  environ=args.environ, orphans=args.orphans, strict_mode=args.strict_mode)
+                                  environ=args.environ, orphans=args.orphans, strict_mode=args.strict_mode, read=read)
     except DeclarationError as exc:
         out.write(format_report(declaration_error(exc), args.fmt))
         return EXIT_USAGE
-    out.write(format_report(report, args.fmt, args.detail))
-    return EXIT_FINDINGS if report.count("error") else 0
-
-
+    text = format_report(report, args.fmt, args.detail)
+    code = EXIT_FINDINGS if report.count("error") else 0
+    if kept:
+        kept.keep(args.root, read, text, code)
+    out.write(text)
+    return code
 
 
 def declaration_error(exc: DeclarationError) -> Report:
@@ -40,8 +52,11 @@ def declaration_error(exc: DeclarationError) -> Report:
 
 
 def check_repository(root: str, config: str | None, *, tracked_files: str | None, amd_file: str | None,
-                     environ: Mapping[str, str], orphans: bool = False, strict_mode: bool = False) -> Report:
-    """Load everything `check` needs from the repository at `root`, and check it."""
+                     environ: Mapping[str, str], orphans: bool = False, strict_mode: bool = False,
+                     read: list[str] | None = None) -> Report:
+    """Load everything `check` needs from the repository at `root`, and check it (`read`: gets the
+    declaration files it read)."""
+    from pipegen.check.checker import Inputs, check
     from pipegen.dialects.load import load, load_documents
     from pipegen.hardware.inventory import load_inventory
     from pipegen.hardware.placement import place
@@ -56,6 +71,8 @@ def check_repository(root: str, config: str | None, *, tracked_files: str | None
     amd_path = amd_file or _twin_file(root, decl)
     amd = load(root, amd_path, environ) if amd_path else None
     inventory = load_inventory(decl)
+    if read is not None:
+        read += [*decl.files, *(amd.files if amd else ()), *filter(None, [decl.settings.hardware_file])]
     inputs = Inputs(
         tracked=sorted(scans.tracked),
         imports=scans.specs,
@@ -91,6 +108,8 @@ def _drift(decl: Declarations, environ: Mapping[str, str], listed: list[str] | N
 
 def _scans(root: str, tracked_files: str | None, environ: Mapping[str, str]) -> ScanCache:
     """The tracked files and their import scans: git's index and the cache, or the --tracked-files list."""
+    from pipegen.graph.scan_cache import ScanCache
+
     if tracked_files:
         from pipegen.commands.selecting import read_file_list
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipegen.graph import import_scan
 from pipegen.graph.import_scan import scan_imports
 from tests.helpers import ROOT
 
@@ -122,3 +124,32 @@ def body_of(depth: int) -> st.SearchStrategy[list[str]]:
 def test_generated_modules_read_as_ast_reads_them(lines):
     source = "\n".join(lines) + "\n"
     assert scanned(source) == ast_imports(source)
+
+
+# The reading the scanner had before it read only some lines token by token: every string and comment of
+# the file, in one pass. Kept as the reference of what a line in a string is, on any text.
+_EVERY_TOKEN = re.compile(r'''
+    [#"'\n](?:(?<=\#)[^\n]*
+  | (?<=")(?:""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*(?:"""|\Z)|[^"\\\n]*(?:\\.[^"\\\n]*)*["\n]?)
+  | (?<=')(?:''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*(?:\'\'\'|\Z)|[^'\\\n]*(?:\\.[^'\\\n]*)*['\n]?)
+  | (?<=\n)(?P<code>))''', re.X | re.S)
+
+
+def code_lines_read_whole(source: str) -> list[int]:
+    """Every newline the one-pass reading reaches as code (not inside a string or comment)."""
+    return [m.start() for m in _EVERY_TOKEN.finditer(source) if m.lastgroup == "code"]
+
+
+PIECES = st.sampled_from(['"', "'", '"""', "'''", "\\", "\n", "\n", "#", "import a", "from .b import c",
+                          "if TYPE_CHECKING:", "    ", "pytest_plugins = ['p']", "x", "(", ")", "\\\n", "\r"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(PIECES, max_size=40))
+def test_lines_read_as_code_as_the_one_pass_reading_reads_them(pieces):
+    """On any text, valid Python or not: a statement is read exactly where the one-pass reading of every
+    string and comment would have read it (the same code lines, so the same imports)."""
+    source = "\n" + "".join(pieces)
+    words = {i for i in code_lines_read_whole(source)
+             if any(w in source[i:source.find("\n", i + 1) % (len(source) + 1)] for w in import_scan._WORDS)}
+    assert import_scan._code_lines(source) == sorted(words)

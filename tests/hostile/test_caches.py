@@ -11,6 +11,7 @@ import json
 import marshal
 import os
 import pickle
+import shutil
 import stat
 from pathlib import Path
 
@@ -191,14 +192,43 @@ def test_import_scans_altered_planted_or_pickled_never_change_check(tmp_path: Pa
     cache = tmp_path / "cache"
     monkeypatch.setenv("PIPEGEN_CACHE_DIR", str(cache))
     assert check(root) == expected
+    kept = cache / "check"  # check's kept reports: removed before each run, so that the scans are read
     entry = cache / "import-scans.json"
     scans = json.loads(pipegen.cache.load(str(entry), scan_cache.KEY) or b"")
     scans["scans"] = {sha: [] for sha in scans["scans"]}  # no imports anywhere: nothing would be uncovered
     forged = json.dumps(scans).encode()
     entry.write_bytes(pipegen.cache.MAGIC + scan_cache.KEY.encode() + b"\n" + b"0" * 64 + b"\n" + forged)
+    shutil.rmtree(kept)
     assert check(root) == expected  # the hash does not match
     entry.write_bytes(pickle.dumps(Plant(tmp_path / "MARKER")))
+    shutil.rmtree(kept)
     assert check(root) == expected and not (tmp_path / "MARKER").exists()
+
+
+@pytest.mark.parametrize("how", ["altered", "resealed, group-writable", "resealed, a link", "a pickle"])
+def test_a_kept_check_report_altered_planted_or_foreign_never_changes_check(tmp_path: Path, how: str) -> None:
+    root = uncovered_repo(tmp_path)
+    args = ["check", "--root", str(root)]
+    expected = CliRunner().invoke(cli, args, env={"PIPEGEN_CACHE_DIR": ""}).output
+    cache = tmp_path / "cache"
+    assert CliRunner().invoke(cli, args, env={"PIPEGEN_CACHE_DIR": str(cache)}).output == expected
+    [entry] = entries(cache / "check")
+    if how == "altered":  # no finding left, behind the intact header
+        entry.write_bytes(entry.read_bytes().replace(b"import-not-covered", b"import-not-cavered"))
+    elif how == "a pickle":
+        evil = pickle.dumps(Plant(tmp_path / "MARKER"))
+        header, key = entry.read_bytes().split(b"\n")[:2]
+        entry.write_bytes(b"\n".join((header, key, hashlib.sha256(evil).hexdigest().encode(), evil)))
+    else:
+        reseal(entry, b"import-not-covered", b"import-not-cavered")
+        if how.endswith("link"):
+            aside = entry.with_suffix(".aside")
+            entry.rename(aside)
+            entry.symlink_to(aside)
+        else:
+            entry.chmod(0o620)
+    assert CliRunner().invoke(cli, args, env={"PIPEGEN_CACHE_DIR": str(cache)}).output == expected
+    assert not (tmp_path / "MARKER").exists()
 
 
 @settings(max_examples=40, deadline=None)
