@@ -47,7 +47,7 @@ _WORDS = ("import", "TYPE_CHECKING", "pytest_plugins")  # one of them is on ever
 # What can carry a string past the end of its line; a line without any ends outside a string.
 _MULTILINE = ('"""', "'''", "\\\n")
 _PARENTHESISED = re.compile(r"[ \t]*\(((?:[^)#]|#[^\n]*)*)\)")  # a comment may hold a ")"
-_REST_OF_STATEMENT = re.compile(r"(?:[^\n\\#;]|\\\r?\n|\\.)*")
+_REST_OF_STATEMENT = re.compile(r"[^\n\\#;]*(?:(?:\\\r?\n|\\.)[^\n\\#;]*)*")  # runs, not a char at a time
 _COMMENT = re.compile(r"#[^\n]*")
 _PLUGINS_VALUE = re.compile(r"""[ \t]*(\[[^\]]*\]|\([^)]*\)|"[^"\n]*"|'[^'\n]*')""")
 
@@ -69,7 +69,7 @@ def scan_imports(source: str) -> list[ImportSpec]:
         elif kind == "plain":
             specs += [(name, (), 0) for name in _names(source, match.end())]
         elif kind == "module":
-            module = re.sub(r"[ \t]", "", match.group("module"))
+            module = match.group("module").replace(" ", "").replace("\t", "")
             level = len(module) - len(module.lstrip("."))
             specs.append((module[level:] or None, tuple(_names(source, match.end())), level))
         else:

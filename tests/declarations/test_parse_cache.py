@@ -11,6 +11,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pipegen.declarations import yaml_parse
 from pipegen.declarations.yamlio import LocDict, LocList, load_file
 from pipegen.errors import DeclarationError
 
@@ -124,3 +125,15 @@ def test_keys_that_are_not_text_are_cached_too(tmp_path: Path, monkeypatch: pyte
     assert list(cached["queues"]) == [1, 2, None, 1.5] and list(cached["flags"]) == [True]
     monkeypatch.setattr(yaml_parse, "parse", lambda *args: pytest.fail("parsed again"))
     assert located(load_file(str(path), "steps.yaml")) == located(plain)
+
+
+@pytest.mark.parametrize("text", ["a: &x [1]\nb: *x\n", "a: &x 1\nl:\n- *x\n", "a: &x 1\nl: [*x, 2]\n",
+                                  "a: &x 1\nm: {k: *x}\n", 'a: &x 1\nm: {"k":*x}\n', "a: &x 1\nm: [1,*x]\n",
+                                  "a: &x 1\n? *x\n: 2\n", "a: &x 1\nb:\n  *x\n", "a: &x-y_z 1\nb: *x-y_z\n"])
+def test_every_alias_libyaml_reads_takes_the_parser_that_says_where_it_is_used(text):
+    """yaml_parse picks PyYAML's own parser (which marks where each alias is used) by a pattern over the text:
+    every alias libyaml's parser reads must match it (a '*' in `tests/*.py` or `ls * ` need not)."""
+    events = list(yaml.parse(text, Loader=yaml.CSafeLoader))
+    assert any(isinstance(e, yaml.AliasEvent) for e in events)
+    assert yaml_parse._ALIAS.search(text)
+    assert not yaml_parse._ALIAS.search("c: cd x && pytest tests/*.py\nd: |\n  ls * \n")
