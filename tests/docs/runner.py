@@ -13,6 +13,7 @@ import yaml
 
 from tests.docs.blocks import Block, PageError
 from tests.docs.console import commands, mismatch
+from tests.docs.declarations import problems
 
 # What a page may leave unrun: only what cannot run in a test. A new reason is a decision, made here.
 NOT_RUN_REASONS = (
@@ -68,7 +69,7 @@ def run_page(blocks: list[Block], box: Sandbox) -> str | None:
                 return failed
     except PageError as error:
         return str(error)
-    return None
+    return problems(blocks, box.folder)
 
 
 def run_block(block: Block, box: Sandbox) -> str | None:

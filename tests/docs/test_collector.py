@@ -126,3 +126,26 @@ def test_fences_in_lists_and_unclosed_fences():
     with pytest.raises(PageError, match="p.md:1: this fence is never closed"):
         parse("```yaml\na: 1\n", "p.md")
 
+
+
+CONFIG = "<!-- file: .buildkite/pipegen.yaml -->\n'''yaml\nsteps: [.buildkite/steps]\n'''\n"
+STEPS = "steps:\n  - label: Unit\n    commands: [pytest]\n    source_file_dependencies: [src/]\n"
+
+
+def test_declarations_are_validated_by_the_schema_and_loaded(tmp_path):
+    steps = f"<!-- file: .buildkite/steps/unit.yaml -->\n'''yaml\n{STEPS}'''\n"
+    assert outcome(tmp_path, CONFIG + steps) is None
+    failed = outcome(tmp_path / "b", CONFIG.replace("steps: [", "step: [") + steps)
+    assert failed is not None and failed.startswith("page.md:2: .buildkite/pipegen.yaml is refused by pipegen's "
+                                                    "JSON Schema of a config file")
+    failed = outcome(tmp_path / "c", CONFIG + steps.replace("commands:", "comands:"))
+    assert failed is not None and "page.md:6: .buildkite/steps/unit.yaml is refused" in failed and "comands" in failed
+    failed = outcome(tmp_path / "d", CONFIG)  # the schema cannot know the folder is empty; the loader does
+    assert failed is not None and failed.startswith("page.md:2: pipegen cannot load .buildkite/pipegen.yaml")
+
+
+def test_other_yaml_is_not_read_as_a_declaration_and_text_blocks_are_not_validated(tmp_path):
+    steps = f"<!-- file: .buildkite/steps/unit.yaml -->\n'''yaml\n{STEPS}'''\n"
+    other = "<!-- file: .buildkite/pipeline.yml -->\n'''yaml\nsteps: [{command: make, comands: x}]\n'''\n"
+    broken = "<!-- file: bad/pipegen.yaml -->\n'''text\nstep: [x]\n'''\n"
+    assert outcome(tmp_path, CONFIG + steps + other + broken) is None

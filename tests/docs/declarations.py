@@ -1,0 +1,65 @@
+"""A page's pipegen declarations, checked as pipegen reads them: each file-marked `yaml` block that is a config
+(a file named pipegen.yaml) or a steps file (under a path a config block's `steps:` names) is validated against
+pipegen's JSON Schema, and each config is loaded by pipegen as the page left it.
+
+A deliberately broken declaration (to show pipegen's message) is written by a file-marked `text` block.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import yaml
+
+from pipegen.dialects.load import load
+from pipegen.dialects.own.schema import own_format_problem
+from pipegen.errors import PipegenError
+from tests.docs.blocks import Block
+
+CONFIG_NAME = "pipegen.yaml"
+
+
+def _root(config: PurePosixPath) -> PurePosixPath:
+    """The repository a config belongs to: the folder holding its .buildkite/, else its own folder's parent."""
+    parts = config.parts
+    return PurePosixPath(*parts[: parts.index(".buildkite")]) if ".buildkite" in parts[:-1] else config.parent
+
+
+def _entries(data: Any) -> list[str]:
+    steps = data.get("steps") if isinstance(data, dict) else None
+    return [steps] if isinstance(steps, str) else [e for e in steps if isinstance(e, str)] \
+        if isinstance(steps, list) else []
+
+
+def kinds(blocks: list[Block]) -> dict[str, str]:
+    """Each declaration block's file -> "config" or "steps"."""
+    written = [b for b in blocks if b.file and b.lang in ("yaml", "yml") and b.not_run is None]
+    found = {b.file: "config" for b in written if PurePosixPath(b.file).name == CONFIG_NAME and b.file}
+    steps_paths = [_root(PurePosixPath(b.file)) / entry.rstrip("/") for b in written if b.file in found
+                   for entry in _entries(yaml.safe_load(b.text))]
+    for block in written:
+        path = PurePosixPath(block.file or "")
+        if block.file not in found and any(path == p or p in path.parents for p in steps_paths):
+            found[block.file or ""] = "steps"
+    return found
+
+
+def problems(blocks: list[Block], folder: Path) -> str | None:
+    """The first declaration block the schema refuses, or the first config pipegen cannot load; None when fine."""
+    found = kinds(blocks)
+    for block in blocks:
+        kind = found.get(block.file or "")
+        if kind and block.not_run is None:
+            why = own_format_problem(kind, yaml.safe_load(block.text))
+            if why:
+                return f"{block.where}: {block.file} is refused by pipegen's JSON Schema of a {kind} file: {why}"
+    for block in blocks:
+        path = folder / (block.file or "")
+        if found.get(block.file or "") == "config" and path.is_file() and path.read_text() == block.text:
+            root = folder.joinpath(*_root(PurePosixPath(block.file or "")).parts)
+            try:
+                load(str(root), str(path), environ={})
+            except PipegenError as error:
+                return f"{block.where}: pipegen cannot load {block.file}: {error}"
+    return None
