@@ -61,6 +61,7 @@ def test_the_dry_run_json_is_the_text_plan(repo: Path) -> None:
     text = run(repo, "--dry-run").stdout
     data = as_json(run(repo, "--dry-run", "--format", "json"))
     assert data["dry_run"] and data["machine"]["description"] == "CPU only" and data["counts"] == {}
+    assert text.startswith("\n".join([f"Machine: CPU only ({data['machine']['source']})", *data["notes"]]) + "\n")
     headings = re.findall(r"^\[\d+/\d+\] (\S+) on (.+)$", text, re.M)
     assert headings == [(job["key"], job["hardware"]) for job in data["jobs"]]
     assert re.findall(r"^  log: (.+)$", text, re.M) == [job["log"] for job in data["jobs"]]
