@@ -45,10 +45,10 @@ def main(args: RunOptions, out: TextIO) -> int:
         header = [*banner(selection), f"Selected: {summary(selection)}", *([others] if others else [])]
     if not candidates:
         nothing = "Nothing to run: no step is selected for this change (use --step KEY to run one anyway)."
+        if args.junit:  # first: a failure to write it leaves stdout empty, as every error does
+            write_junit(args.junit, [])
         out.write(dumps(run_json(None, [], args.step_keys, [*header, nothing])) if args.fmt == "json"
                   else "\n".join([*header, nothing]) + "\n")
-        if args.junit:
-            write_junit(args.junit, [])
         return 0
     machine = this_machine(args.hardware, args.environ)
     args, moved = log_folder(args, decl.root)
