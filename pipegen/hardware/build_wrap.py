@@ -13,7 +13,7 @@ The texts are Buildkite syntax (`$$` for the shell's `$`) and may use the build'
 `{command}` is the command as the job runs it, `{index}`/`{total}` its place, `{preview_b64}` the
 base64 of its banner's text. Wrappers apply in variant order, a later one around an earlier one.
 vLLM's generator has two: `CONTINUE_ON_FAILURE=1` (the preset's `continue-on-failure`) and, on
-`main`, ci-infra's OpenTelemetry helper, which stays vLLM's to declare (README).
+`main`, ci-infra's OpenTelemetry helper, which stays vLLM's to declare (docs/reference/vllm.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Shell completion as README documents it: click's, through pipegen's own program name."""
+"""Shell completion as docs/reference/cli.md documents it: click's, through pipegen's own program name."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What real monorepo pipelines broke in `pipegen import`, replayed on their history (README: "measured on"),
+"""What real monorepo pipelines broke in `pipegen import`, replayed on their history (docs/reference/import.md: "measured on"),
 as small synthetic inputs: elastic/elastic-agent (if_changed on steps that upload other files, a `common:`
 key for YAML anchors), elastic/logstash (a monorepo-diff step with its own `if`, `^` in watch paths)."""
 

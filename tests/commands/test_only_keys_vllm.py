@@ -1,7 +1,7 @@
 """Issue 28 item 9: VLLM_CI_ONLY_STEP_KEYS=["docker-build-metadata"] names the key pipegen derives from the label of
 test_areas/docker.yaml's "Docker Build Metadata", which declares no `key:`. vLLM's generator knows declared keys only
 and stops (`ValueError: Unknown CI step key(s)`); pipegen matches it, with the fix, rather than render a pipeline the
-generator would not (README: Explicit keys)."""
+generator would not (docs/reference/selection.md: explicit keys)."""
 
 from __future__ import annotations
 

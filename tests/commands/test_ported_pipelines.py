@@ -1,4 +1,4 @@
-"""Hand-written Buildkite pipelines ported to pipegen as README's "From a hand-written pipeline.yml"
+"""Hand-written Buildkite pipelines ported to pipegen as docs/reference/import.md
 says: what real repositories (buildkite/agent, buildkite/cli, ...) broke, as small synthetic inputs."""
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def test_a_pipeline_yml_given_as_the_config_is_named_for_what_it_is(tmp_path):
     assert result.exit_code == 2
     assert result.output.startswith("pipegen: error: .buildkite/pipeline.yml:1:1: .buildkite/pipeline.yml is a "
                                     "Buildkite pipeline, not a pipegen config")
-    assert "From a hand-written pipeline.yml" in result.output and "Traceback" not in result.output
+    assert "pipegen import .buildkite/pipeline.yml" in result.output and "Traceback" not in result.output
 
 
 @pytest.mark.parametrize("step, kind", [

@@ -4,7 +4,7 @@ The goldens (../shared/fixtures/vllm-2026-05-29/generator/) are what vLLM's
 generator wrote for vLLM's configuration; pipegen renders the same builds
 (same environment, same changed files) and vllm_golden.py compares every job.
 Every remaining difference must be a deliberate deviation listed below (and
-in README), and every deviation must still occur: new drift fails, and so
+in docs/reference/vllm.md), and every deviation must still occur: new drift fails, and so
 does a deviation that no longer exists.
 """
 
@@ -28,7 +28,7 @@ SCENARIOS = ("branch-run-all", "branch-change", "main-run-all", "main-nightly", 
 # for that build; pipegen is given that file, the generator's actual input.
 EXTRA_FILES = {"branch-run-all": ["docker/Dockerfile.rocm_base"]}
 
-# (scenario glob, key glob, field, why): the deliberate deviations, each named in README.
+# (scenario glob, key glob, field, why): the deliberate deviations, each named in docs/reference/vllm.md.
 DEVIATIONS = [
     # vLLM's tracing helper is a base64 bundle of ci-infra's own scripts, run on main: it stays
     # vLLM's business. The commands inside it are compared (vllm_golden unwraps it) and equal.

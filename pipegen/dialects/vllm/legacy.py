@@ -113,5 +113,5 @@ def _not_a_pipeline(top: LocDict, steps: LocList, path: str) -> None:
     if any(k in top for k in PIPELINE_TOP) or any(not isinstance(step, dict) or any(
             k in step for k in PIPELINE_STEP) for step in steps):
         raise DeclarationError(f"{path} is a Buildkite pipeline, not a pipegen config", top.loc(),
-                               "port its steps to steps files as README's 'From a hand-written pipeline.yml to "
-                               "pipegen' shows, and pass the config that names them (.buildkite/pipegen.yaml)")
+                               f"convert it with 'pipegen import {path}' (docs/reference/import.md), and pass the "
+                               "config that names its steps files (.buildkite/pipegen/pipegen.yaml)")
