@@ -38,6 +38,9 @@ TORCHRUN = {"torchrun-4-cpu", "torchrun-4-h100", "torchrun-4-mi300", "torchrun-2
     ("qr_tests/conftest.py\n", QUICK_REDUCE | TORCHRUN),
     ("qr_tests/torchrun/dist.py\n", TORCHRUN),
     ("qr_tests/README.md\n", set()),  # docs only
+    ("README.md\n", {"pipegen-tests"}),  # but README and the docs site: their examples are tests
+    ("docs/how-to/run-locally.md\n", {"pipegen-tests"}),
+    ("mkdocs.yml\n", {"pipegen-tests"}),
     ("somewhere/else.txt\n", set()),
 ])
 def test_this_repository_selects_by_source(files, expect):
