@@ -79,7 +79,7 @@ def test_select_runs_exactly_what_render_runs(files, changes, unselected, env, w
 
 
 def replay_equals_select(root: Path, commits: int) -> None:
-    """`audit` of the last commits runs, per commit, what `select` runs for that commit's diff (README's pipe)."""
+    """`audit` of the last commits runs, per commit, what `select` runs for that commit's diff (docs/reference/audit.md)."""
     report = json.loads(invoke(root, "audit", "--last", str(commits), "--format", "json"))
     assert len(report["commits"]) == commits
     for row in report["commits"]:

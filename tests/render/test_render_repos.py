@@ -130,7 +130,7 @@ def test_the_bootstrap_pipeline_is_valid_and_renders_with_pipegen():
 
 
 def test_readme_main_job_command_at_the_repository_root():
-    """`pipegen render` with no options, as the README's main job runs it (CI: committed work only)."""
+    """`pipegen render` with no options, as this repository's bootstrap step runs it (CI: committed work only)."""
     if not (ROOT / ".git").exists():
         pytest.skip("not a git checkout")
     proc = subprocess.run([sys.executable, "-m", "pipegen", "render"], cwd=ROOT, capture_output=True, text=True,

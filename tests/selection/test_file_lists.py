@@ -67,7 +67,7 @@ def select(root, data: bytes, *args: str):
 
 
 def test_the_documented_pipe_selects_a_step_for_a_quoted_path(repo):
-    # README's pipe dropped any path git quotes: the step watching it did not run, and nothing was said.
+    # The documented pipe (docs/reference/selection.md) dropped any path git quotes: the step watching it did not run, and nothing was said.
     git(repo, "checkout", "-q", "-b", "feature")
     commit_files(repo, {"src/café\t\"x\".py": ""})
     shell = f"git diff --name-only --no-renames main...HEAD | {sys.executable} -m pipegen select --format json " \
