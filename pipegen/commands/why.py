@@ -15,6 +15,7 @@ from pipegen.selection.decide import decide, step_index, steps_by_key
 from pipegen.selection.decision_formats import render_why, why_path
 from pipegen.selection.inputs import own_inputs
 from pipegen.selection.matching import entry_matches, first_match, split
+from pipegen.shown import shown
 
 
 def main(args: WhyOptions, out: TextIO) -> int:
@@ -82,13 +83,17 @@ def _entry(hit: tuple[str, str] | None) -> str | None:
 
 def _renamed(row: dict[str, Any], first: str, path: str) -> dict[str, Any]:
     """`first`'s row told of `path`: the texts that name the changed file (`X matches 'entry'`, `rule 'r': X
-    changed`, `X matches run-all pattern`) name `path`; the other reasons name no changed file."""
+    changed`, `X matches run-all pattern`) name `path`; the other reasons name no changed file. The texts name
+    a path as shown() prints it (escaped, cut), so that text is what is swapped."""
+    old, new = shown(first), shown(path)
+
     def swap(text: str) -> str:
-        if text.startswith(first + " "):
-            return path + text[len(first):]
-        # the uncovered warning (selection/uncovered.py) names the file after the ignore lists
-        return text.replace(f": {first} changed", f": {path} changed").replace(f"excludes: {first}: ",
-                                                                                f"excludes: {path}: ")
+        if text.startswith(old + " "):
+            return new + text[len(old):]
+        # a rule's reason; the uncovered warning and run-all reason (selection/uncovered.py) after the ignore lists
+        for before, after in ((": ", " changed"), ("excludes: ", ": "), ("excludes: ", " (uncovered")):
+            text = text.replace(f"{before}{old}{after}", f"{before}{new}{after}")
+        return text
 
     return {**row, "path": path, "reason": swap(row["reason"]),
             "selects": [{**hit, "text": swap(hit["text"])} for hit in row["selects"]],

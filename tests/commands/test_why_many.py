@@ -56,3 +56,24 @@ def test_a_tracked_link_to_a_folder_is_a_file(tmp_path):
     assert result.exit_code == 0, result.output
     assert "link:\n  selects a  (entry '*')" in result.stdout
     assert "WARNING: real is a folder" in result.stderr and "link is a folder" not in result.stderr
+
+
+def test_long_and_control_character_paths_are_told_as_each_alone(tmp_path):
+    """Texts name a path as shown() prints it (escaped, cut past 200 characters): a group's rows are renamed
+    by that text, and the uncovered run-all reason too."""
+    paths = ["src/" + "a" * 300 + ".py", "src/b\n.py", "src/c\u202e.py", "src/d.py",
+             "top/" + "e" * 300, "top/f\tg.txt", "top/h.txt"]
+    for policy in ("warn", "run_all"):
+        root = tmp_path / policy
+        write_files(root, {".buildkite/pipegen.yaml": f"steps: [.buildkite/steps.yaml]\nuncovered: {policy}\n"
+                                                      "rules:\n- {name: r, changed: ['src/']}\n",
+                           ".buildkite/steps.yaml": "steps:\n- {label: A, key: a, commands: [make], "
+                                                    "source_file_dependencies: ['src/']}\n"
+                                                    "- {label: B, key: b, commands: [make]}\n"})
+        for fmt in ("json", "text"):
+            alone = [why(root, [path], {}, fmt) for path in paths]
+            together = why(root, paths, {}, fmt)
+            if fmt == "json":
+                assert json.loads(together)["paths"] == [json.loads(text)["paths"][0] for text in alone]
+            else:
+                assert together == "".join(alone)
