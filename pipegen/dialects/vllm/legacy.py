@@ -8,6 +8,7 @@ mirror tag ($AMD_MIRROR_HW) from the environment.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from pipegen.declarations.assemble import finish
 from pipegen.declarations.fields import (
@@ -70,7 +71,7 @@ def load(source: Source) -> Declarations:
     tag = source.environ.get(LEGACY_MIRROR_TAG_ENV, LEGACY_MIRROR_TAG_DEFAULT) if is_amd else None
     settings = legacy_settings()
     steps: list[Step] = []
-    seen: dict[str, int] = {}
+    wanted: list[tuple[str, bool]] = []
     # Legacy files repeat labels across agent pools: every repeated label gets its
     # pool in the key, so a key does not depend on which copy comes first.
     label_counts: dict[str, int] = {}
@@ -87,10 +88,7 @@ def load(source: Source) -> Declarations:
         key = fields.get("key") or derive_key(fields["label"])
         if pool and label_counts.get(fields["label"], 0) > 1 and "key" not in fields:
             key = f"{key}-{pool}"
-        seen[key] = seen.get(key, 0) + 1
-        if seen[key] > 1:
-            key = f"{key}-{seen[key]}"
-            seen[key] = 1
+        wanted.append((key, "key" in fields))
         steps.append(Step(**{
             **as_written(fields, LEGACY_WRITTEN),
             "key": key,
@@ -104,7 +102,26 @@ def load(source: Source) -> Declarations:
             "dialect_skip": None if tag is None or tag in fields.get("mirror_hardwares", ()) else
             Reason("mirror-tag", f"not mirrored to '{tag}' (mirror_hardwares)"),
         }))
+    steps = [replace(step, key=key) for step, key in zip(steps, _unique(wanted), strict=True)]
     return finish(source.root, steps, settings, NAME, [source.path], warnings)
+
+
+def _unique(wanted: list[tuple[str, bool]]) -> list[str]:
+    """Each step's key: a declared one as written (two alike are refused by finish); a derived one as derived
+    unless another step declares it or derives it first, else with the first suffix -2, -3, ... that no step
+    declares or derives ('A 2', 'A', 'A' -> a-2, a, a-3): a derived key never collides."""
+    used = {key for key, declared in wanted if declared}
+    derived = {key for key, declared in wanted if not declared}
+    keys = []
+    for key, declared in wanted:
+        if not declared and key in used:
+            n = 2
+            while f"{key}-{n}" in used or f"{key}-{n}" in derived:
+                n += 1
+            key = f"{key}-{n}"
+        used.add(key)
+        keys.append(key)
+    return keys
 
 
 def _not_a_pipeline(top: LocDict, steps: LocList, path: str) -> None:
