@@ -11,6 +11,7 @@ job, and render's later passes (the build's gate, block_scope.py) add to `depend
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
@@ -134,6 +135,13 @@ class GroupStep:
         if self.depends_on is not None and self.added_depends:
             out["depends_on"] = self.depends_on
         return out
+
+
+def written_depends(depends: list[Depends], declared: Iterable[tuple[str, Any]]) -> list[Depends] | None:
+    """One rule for a step's and a group's depends_on: its targets in the pipeline; where none is, `[]` if
+    `depends_on: []` was declared (among `declared`, its Buildkite fields: it waits for no wait or block
+    before it, and render's passes add none), else none written (it follows the waits before it)."""
+    return depends or ([] if any(name == "depends_on" for name, _ in declared) else None)
 
 
 StepItem = CommandStep | BlockStep | DeclaredStep  # a step of the page or of a group

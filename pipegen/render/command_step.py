@@ -17,7 +17,7 @@ from pipegen.hardware.build_context import BuildContext
 from pipegen.hardware.types import Job, Template
 from pipegen.model import Step
 from pipegen.render import job_fields
-from pipegen.render.buildkite_steps import CommandStep, Depends
+from pipegen.render.buildkite_steps import CommandStep, Depends, written_depends
 from pipegen.render.job_commands import job_commands
 from pipegen.render.job_fields import escaped
 
@@ -48,8 +48,7 @@ def command_step(step: Step, job: Job, key: str, depends: list[Depends], dollars
     plugin = _plugin(template, step) if job.uses_plugin else None  # plain.j2 renders no plugin by default
     return CommandStep(
         label=dollars(step.label), key=key,
-        # a declared `depends_on: []` is written so: the step waits for no wait or block before it
-        depends_on=depends or ([] if step.field("depends_on") is not None else None),
+        depends_on=written_depends(depends, step.buildkite),
         agents=dict(job.agents),
         commands=job_fields.commands(step, job, lines),
         env=job_fields.env(step, job, lines, dollars, build),

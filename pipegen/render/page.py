@@ -19,7 +19,7 @@ from pipegen.hardware.build_context import BuildContext
 from pipegen.hardware.types import Job
 from pipegen.model import Declarations, Group, Selection, Step
 from pipegen.render.block_scope import hold_own_steps_only
-from pipegen.render.buildkite_steps import BlockStep, DeclaredStep, Depends, Entry, GroupStep, StepItem
+from pipegen.render.buildkite_steps import BlockStep, DeclaredStep, Depends, Entry, GroupStep, StepItem, written_depends
 from pipegen.render.command_step import command_step, skip_text
 from pipegen.render.gate import GATE_JOBS, add_gate
 from pipegen.render.job_fields import escaped
@@ -170,8 +170,7 @@ def declared_step(step: Step, key: str, depends: list[Depends], dollars: Dollars
     for name, value in step.buildkite:
         if name != "depends_on":
             fields[name] = key if name in ("key", "identifier", "id") else escaped(value, dollars)
-    nothing = step.field("depends_on") is not None  # declared `depends_on: []`: it waits for nothing
-    return DeclaredStep(key, fields, depends or ([] if nothing else None), skip, step)
+    return DeclaredStep(key, fields, written_depends(depends, step.buildkite), skip, step)
 
 
 def _group_step(group: Group | None, title: str, present: Callable[[str], bool], dollars: Dollars) -> GroupStep:
@@ -181,8 +180,8 @@ def _group_step(group: Group | None, title: str, present: Callable[[str], bool],
         return GroupStep(title, [])
     depends: list[Depends] = [{"step": t, "allow_failure": True} if t in group.allow_failure_on else t
                               for t in group.depends_on if present(t)]
-    return GroupStep(title, [], key=group.key or None, depends_on=depends or None,
-                     fields={name: escaped(value, dollars) for name, value in group.buildkite})
+    return GroupStep(title, [], key=group.key or None, depends_on=written_depends(depends, group.buildkite),
+                     fields={name: escaped(value, dollars) for name, value in group.buildkite if name != "depends_on"})
 
 
 def _depends_entry(step: Step, target: str, key: str) -> Depends:

@@ -276,3 +276,22 @@ def test_no_vllm_build_holds_a_running_step_behind_another_steps_block():
     # the model is not blind: vLLM's own generator leaves one there (intel-hpu-test has no depends_on and
     # follows GH200's block in the Hardware group)
     assert stalls(Graph(golden("branch-run-all"))) == {"intel-hpu-test": {"block-gh200-test"}}
+
+
+def test_a_group_keeps_its_declared_empty_depends_on_after_a_block_of_another_step(tmp_path):
+    """A group's `depends_on: []` is one rule with a step's: written as `[]`, so a block render adds before
+    it (and the declared wait before that) does not give it a dependency it opted out of."""
+    root = own_repo(tmp_path, {"a.yaml": """
+steps:
+  - {label: A, key: a, commands: [a], source_file_dependencies: [src/]}
+  - {wait: ~, key: w}
+  - {label: X, key: x, commands: [x], source_file_dependencies: [x/]}
+""", "b.yaml": """
+group: {group: G, key: g, if: build.branch != "x", depends_on: []}
+steps:
+  - {label: Y, key: y, commands: [y], source_file_dependencies: [src/]}
+"""})
+    data = assert_valid(render(root, files="src/a.c\n").stdout)
+    g = Graph(data)
+    group = next(s for s in data["steps"] if s.get("group") == "G")
+    assert group["depends_on"] == [] and g.waits_for("y") == set()
