@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping
 
 from pipegen.buildkite.branches import includes
@@ -27,7 +28,8 @@ def requested(asked: Options, settings: Settings, environ: Mapping[str, str]) ->
     for name in settings.run_all_env:
         if not run_all and environ.get(name) == "1":
             run_all = f"{name}=1"
-    label_all, label_nightly, label_only = label_selection(settings.labels, environ)
+    labels = pull_request_labels(environ)
+    label_all, label_nightly, label_only = label_selection(settings.labels, labels)
     if label_only and only is None:
         only = label_only
     branch_all, branch_nightly = branch_policy(settings, environ)
@@ -40,7 +42,7 @@ def requested(asked: Options, settings: Settings, environ: Mapping[str, str]) ->
         noauto=environ.get("NOAUTO") == "1",
         # vLLM's generator skips a docs-only change only where DOCS_ONLY_DISABLE is unset or 0.
         docs_only_disable=environ.get("DOCS_ONLY_DISABLE", "0") != "0",
-        added=label_additions(settings.labels, environ),
+        added=label_additions(settings.labels, labels),
         unselected=asked.unselected,
     )
 
@@ -73,22 +75,25 @@ def branch_policy(settings: Settings, environ: Mapping[str, str]) -> tuple[str, 
 VLLM_KEY = re.compile(r"[a-zA-Z0-9_-]+")
 
 
+def pull_request_labels(environ: Mapping[str, str]) -> frozenset[str]:
+    """The pull request's labels ($BUILDKITE_PULL_REQUEST_LABELS, comma-separated)."""
+    return frozenset(label.strip() for label in environ.get("BUILDKITE_PULL_REQUEST_LABELS", "").split(","))
+
+
 def label_selection(rules: tuple[LabelRule, ...],
-                    environ: Mapping[str, str]) -> tuple[str, bool, tuple[str, ...] | None]:
-    """What the pull request's labels ($BUILDKITE_PULL_REQUEST_LABELS) ask for: run-all reason, nightly, keys."""
-    labels = {label.strip() for label in environ.get("BUILDKITE_PULL_REQUEST_LABELS", "").split(",")}
-    run_all, nightly, only = "", False, []
+                    labels: frozenset[str]) -> tuple[str, bool, tuple[str, ...] | None]:
+    """What the pull request's labels ask for: run-all reason, nightly, keys (each once, in order)."""
+    run_all, nightly, only = "", False, dict[str, None]()
     for rule in rules:
         if rule.label in labels:
             run_all = run_all or (f"pull-request label {rule.label}" if rule.run_all else "")
             nightly = nightly or rule.nightly
-            only += [key for key in rule.only if key not in only]
+            only.update(dict.fromkeys(rule.only))
     return run_all, nightly, tuple(only) or None
 
 
-def label_additions(rules: tuple[LabelRule, ...], environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+def label_additions(rules: tuple[LabelRule, ...], labels: frozenset[str]) -> tuple[tuple[str, str], ...]:
     """The steps the pull request's labels add: (key, label), each key once (its first label)."""
-    labels = {label.strip() for label in environ.get("BUILDKITE_PULL_REQUEST_LABELS", "").split(",")}
     out: dict[str, str] = {}
     for rule in rules:
         if rule.label in labels:
@@ -111,7 +116,7 @@ def _json_keys(name: str, text: str) -> tuple[str, ...]:
     for key in keys:
         if not isinstance(key, str) or not key.strip() or (pattern and not pattern.fullmatch(key)):
             raise UsageError(f"{name} contains an invalid step key: {json.dumps(key)}", fix=fix)
-    duplicates = sorted({k for k in keys if keys.count(k) > 1})
+    duplicates = sorted(k for k, n in Counter(keys).items() if n > 1)
     if duplicates:
         raise UsageError(f"{name} contains duplicate step keys: {', '.join(duplicates)}", fix="list each key once")
     return tuple(keys)

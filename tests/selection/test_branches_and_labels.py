@@ -137,3 +137,25 @@ def test_audit_says_what_the_branch_policy_does_to_the_builds_it_replays_as_pull
                              "is replayed as its pull request, as select decides one"]
     text = CliRunner().invoke(cli, ["audit", "--root", str(root), "--last", "1"], env={"PIPEGEN_CACHE_DIR": ""})
     assert "builds of branch main run everything (run_all_branches)" in text.stdout
+
+
+def test_many_keys_are_checked_in_one_pass():
+    """$PIPEGEN_ONLY_STEP_KEYS' duplicate check and the labels' `only` keys are linear (list.count and `in` on a
+    list took minutes on 100,000 keys); the order is kept and the duplicates named."""
+    import time
+
+    import pytest
+
+    from pipegen.errors import UsageError
+    from pipegen.model import LabelRule, Options, Settings
+    from pipegen.selection.requested import requested
+
+    keys = [f"k{i}" for i in range(100_000)]
+    start = time.perf_counter()
+    with pytest.raises(UsageError, match="duplicate step keys: k1, k7\n"):
+        requested(Options(), Settings(), {"PIPEGEN_ONLY_STEP_KEYS": json.dumps([*keys, "k7", "k1"])})
+    rules = tuple(LabelRule(f"l{n}", only=tuple(keys[n * 1000:n * 1000 + 50_000])) for n in range(10))
+    asked = requested(Options(), Settings(labels=rules),
+                      {"BUILDKITE_PULL_REQUEST_LABELS": ", ".join(r.label for r in rules)})
+    assert time.perf_counter() - start < 5
+    assert asked.only == tuple(keys[:59_000])
