@@ -190,6 +190,7 @@ class _Program:
         for token in parts:
             self._emit(token)
         self.ops.append(("match",))
+        self.literals = _literal_runs(parts)
 
     def _emit(self, token: str) -> None:
         ops, n = self.ops, len(self.ops)
@@ -207,6 +208,8 @@ class _Program:
             ops.append(("char", _char_test("/" if token == "(?P<ps_d>/)" else token), n + 1))
 
     def match(self, path: str, /) -> bool:
+        if not all(literal in path for literal in self.literals):  # most paths: no VM step at all
+            return False
         ops, size = self.ops, len(path)
         at_end = size - (path.endswith("\n"))  # `$` matches before a final newline too
         live = {0}
@@ -237,3 +240,18 @@ class _Program:
             if not live:
                 return False
         return False
+
+
+def _literal_runs(parts: list[str]) -> list[str]:
+    """The runs of literal tokens in `parts`, longest first: each token is a piece the regex matches in turn
+    (an optional part is a token of its own), so every run is in any path it matches."""
+    runs, run = [], ""
+    for token in parts:
+        char = token if token == "/" or len(token) == 1 and token != "." else \
+            token[1] if len(token) == 2 and token[0] == "\\" else None
+        if char is None:
+            runs.append(run)
+            run = ""
+        else:
+            run += char
+    return sorted(filter(None, [*runs, run]), key=len, reverse=True)

@@ -236,3 +236,17 @@ def test_a_fifo_or_hard_link_planted_at_a_log_is_replaced_not_used(tmp_path):
             f.write(b"log\n")
         assert (tmp_path / name).read_bytes() == b"log\n"
     assert victim.read_text() == "keep me\n"
+
+
+def test_a_glob_with_two_double_stars_skips_paths_without_its_literals():
+    """The VM (two `**`) first asks whether each literal run of the glob is in the path: 20,000 paths of a
+    real tree took 2.2 s of CPU on the idle machine, most of them not holding 'models' at all."""
+    from tests.helpers import FIXTURE
+
+    files = (FIXTURE / "tracked-files.txt").read_text().splitlines()
+    paths = (files * (20_000 // len(files) + 1))[:20_000]
+    matcher = compile_glob("**/models/**/test_*.py")
+    start = time.process_time()
+    matched = sum(bool(matcher.match(path)) for path in paths)
+    assert time.process_time() - start < 1.0
+    assert matched == sum(bool(reference("**/models/**/test_*.py").match(path)) for path in paths) > 0
