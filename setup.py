@@ -21,12 +21,11 @@ class BuildCompiled(build_py):
         if getattr(self, "editable_mode", False):  # an editable install compiles in process
             return
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from pipegen.buildkite.schema import COMPILED_MODULE, compiled_source
+        from pipegen.buildkite.schema import COMPILED_MODULE
+        from pipegen.buildkite.schema import write_compiled as write_schema
         from pipegen.render.templates import COMPILED, write_compiled
 
-        target = os.path.join(self.build_lib, *COMPILED_MODULE.split(".")) + ".py"
-        with open(target, "w", encoding="utf-8") as handle:
-            handle.write(compiled_source())
+        write_schema(os.path.join(self.build_lib, *COMPILED_MODULE.split(".")) + ".py")
         templates = os.path.join(self.build_lib, "pipegen", "render", COMPILED)
         os.makedirs(templates, exist_ok=True)
         write_compiled(templates)

@@ -35,8 +35,10 @@ def schema_bytes() -> bytes:
         return handle.read()
 
 
+@functools.cache
 def load_schema() -> dict[str, Any]:
-    """The schema as Buildkite publishes it (a fresh copy: callers may change theirs)."""
+    """The schema as Buildkite publishes it, parsed once per process and shared: read it, never change it
+    (_prepare makes a changed copy)."""
     schema: dict[str, Any] = json.loads(schema_bytes())
     return schema
 
@@ -90,6 +92,14 @@ def compiled_source() -> str:
     code = fastjsonschema.compile_to_code(_prepare(load_schema()), detailed_exceptions=False, use_default=False)
     return f"# Generated from Buildkite's schema by pipegen's setup.py: do not edit.\nfrom decimal import Decimal\n" \
            f"STAMP = {stamp()!r}\n{code}"
+
+
+def write_compiled(target: str) -> None:
+    """Write the compiled validator to `target` whole or not at all (setup.py, when the wheel is built): an
+    interrupted build leaves no module cut short."""
+    from pipegen.atomic import write_text
+
+    write_text(target, compiled_source())
 
 
 @functools.cache

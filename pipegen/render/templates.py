@@ -64,10 +64,12 @@ def environment(templates: str | None = None) -> Environment:
     return env
 
 
+@functools.cache
 def _builtin_loader() -> BaseLoader:
     """The shipped templates: compiled to Python when the wheel was built (setup.py: write_compiled,
     byte-compiled on install like any module), else read and compiled now (a checkout, or a wheel whose
-    templates or Jinja changed since). Nothing compiled is read from a cache."""
+    templates or Jinja changed since). Nothing compiled is read from a cache; the stamp (every template read
+    and hashed) is made once per process, not once per --templates folder."""
     from jinja2 import FileSystemLoader, ModuleLoader
 
     compiled = os.path.join(os.path.dirname(os.path.abspath(__file__)), COMPILED)
@@ -101,8 +103,9 @@ def write_compiled(target: str) -> None:
 
     env = environment().overlay(loader=FileSystemLoader(builtin_templates()))
     env.compile_templates(target, extensions=["j2"], zip=None, ignore_errors=False)
-    with open(os.path.join(target, "STAMP"), "w", encoding="utf-8") as handle:
-        handle.write(_stamp())
+    from pipegen.atomic import write_text
+
+    write_text(os.path.join(target, "STAMP"), _stamp())  # last, and whole: it vouches for the modules
 
 
 def to_yaml(page: Page, templates: str | None = None) -> str:
