@@ -5,8 +5,9 @@ a reader, an interrupt (Ctrl-C, SIGKILL) or a full disk sees the old content or 
 A link at the target is replaced, never followed: nothing outside the named path is written.
 A folder is built whole beside its target, then swapped in with one rename (Linux's
 renameat2(RENAME_EXCHANGE); elsewhere two renames, undone on failure). A failure removes what was built,
-leaves the old folder byte-identical and a new one absent. Every OSError names the target, not a
-temporary file (a full disk's error has no file name of its own).
+leaves the old folder byte-identical and a new one absent; the temporary folder a killed process left is
+removed by the next replace beside it. A read-only file is refused, not replaced (as `cp` refuses it). Every
+OSError names the target, not a temporary file (a full disk's error has no file name of its own).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -31,9 +33,11 @@ def write_text(path: str, text: str, *, durable: bool = True, mode: int | None =
 
 
 def write_bytes(path: str, data: bytes, *, durable: bool = True, mode: int | None = None) -> None:
-    """Replace the file at `path` with `data`; see write_text."""
+    """Replace the file at `path` with `data`; see write_text. A read-only file is refused, as `cp` refuses
+    it: one no one may write is refused whoever runs pipegen (root too), since it was marked so on purpose."""
     folder = os.path.dirname(path) or "."
     with _naming(path):
+        _refuse_read_only(path)
         if mode is None:
             mode = _kept_mode(path)
         temporary = _write_new(folder, f".{os.path.basename(path)}.", data, durable, mode)
@@ -59,7 +63,8 @@ def replace_folder(target: str, files: Mapping[str, str | bytes]) -> None:
         if os.path.isdir(target) and not os.access(target, os.W_OK | os.X_OK):  # read-only: kept so
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), target)
         os.makedirs(parent, exist_ok=True)
-        built = _new_folder(parent, f".{os.path.basename(target)}.", _kept_mode(target, folder=True))
+        _remove_stale(parent, os.path.basename(target))
+        built = _new_folder(parent, _prefix(target), _kept_mode(target, folder=True))
         try:
             _fill(built, files)
             old = _swap_in(built, target)
@@ -94,7 +99,7 @@ def _swap_in(built: str, target: str) -> str | None:
         return None
     if _exchange(built, target):
         return built
-    aside = _new_name(os.path.dirname(built), f".{os.path.basename(target)}.old.")
+    aside = _new_name(os.path.dirname(built), _prefix(target, "old."))
     os.rename(target, aside)
     try:
         os.rename(built, target)
@@ -168,6 +173,41 @@ def _new_folder(parent: str, prefix: str, mode: int | None) -> str:
             raise
         return path
     raise FileExistsError(errno.EEXIST, "no free temporary name", parent)
+
+
+def _prefix(target: str, kind: str = "") -> str:
+    """A temporary folder's name up to its random part: `.NAME.[old.]PID-`, so that a later run can tell one a
+    killed process left (_remove_stale) from one a running process is building."""
+    return f".{os.path.basename(target)}.{kind}{os.getpid()}-"
+
+
+def _remove_stale(parent: str, name: str) -> None:
+    """Remove the temporary folders beside `name` that a process no longer running left (SIGKILL, a power cut):
+    a real folder of this user's, named as _prefix names them, whose process is gone."""
+    stale = re.compile(rf"\.{re.escape(name)}\.(?:old\.)?(\d+)-[0-9a-f]{{8}}\.tmp\Z")
+    with contextlib.suppress(OSError), os.scandir(parent) as entries:
+        for entry in entries:
+            found = stale.match(entry.name)
+            if found and entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == \
+                    os.geteuid() and not _running(int(found.group(1))):
+                shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):  # another user's process: running
+        return True
+    return True
+
+
+def _refuse_read_only(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        info = os.lstat(path)
+        if stat.S_ISREG(info.st_mode) and (not info.st_mode & 0o222 or not os.access(path, os.W_OK)):
+            raise PermissionError(errno.EACCES, "is read-only; pipegen replaces only a file it may write", path)
 
 
 def _new_name(parent: str, prefix: str) -> str:

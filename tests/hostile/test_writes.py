@@ -197,6 +197,27 @@ def test_a_real_process_killed_mid_write_leaves_the_old_folder(tmp_path: Path, s
     assert tree(steps) == before
     if sig == signal.SIGINT:  # Python's KeyboardInterrupt: the temporary folder is removed on the way out
         assert "KeyboardInterrupt" in stderr and [p.name for p in tmp_path.iterdir()] == ["steps"]
+    else:  # the killed process's folder is left; the next replace removes it, not one a live process builds
+        building = tmp_path / f".steps.{os.getppid()}-0123abcd.tmp"
+        building.mkdir()
+        assert len(list(tmp_path.iterdir())) == 3
+        atomic.replace_folder(str(steps), NEW)
+        assert sorted(p.name for p in tmp_path.iterdir()) == [building.name, "steps"]
+
+
+def test_a_read_only_file_is_refused_not_replaced(tmp_path: Path) -> None:
+    """As `cp` refuses it; a file no one may write is refused whoever runs pipegen, root included."""
+    repo = render_repo(tmp_path, RENDER_STEPS)
+    note = tmp_path / "why.md"
+    note.write_text("kept\n")
+    note.chmod(0o444)
+    with pytest.raises(PermissionError) as caught:
+        atomic.write_text(str(note), "new")
+    assert caught.value.filename == str(note)
+    result = render(repo, "--annotation", str(note))
+    assert result.exit_code == 2 and f"cannot write --annotation {note}: " in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and note.read_text() == "kept\n"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".why.md")] == []
 
 
 # --------------------------------------------------------------------------- the files pipegen's commands write
