@@ -3,8 +3,9 @@
 Trust model: an entry is bytes that pipegen decodes as JSON (never pickle, marshal or exec), and it is used
 only when all of these hold, else it is a miss (a slower run, never an error):
 - the cache folder is a real folder (not a link) owned by this user and writable by no one else: pipegen
-  creates it 0700, makes a folder of its own private again (one an older pipegen made under umask 002),
-  and uses none owned by anyone else;
+  creates it 0700, makes a folder of its own private again (the default folder or a subfolder, one an
+  older pipegen made under umask 002), and uses none owned by anyone else; a folder the user named
+  ($PIPEGEN_CACHE_DIR) that others may write is not used, with a warning, and its mode left as it is;
 - the entry is a regular file owned by this user, writable by no one else, under MAX_BYTES;
 - it holds the key the reader asks for (what the entry was computed from, pipegen's version included) and
   the sha256 of its content, both checked before the content is decoded.
@@ -15,9 +16,11 @@ Entries are written whole (pipegen.atomic), 0600.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import stat
+import sys
 
 from pipegen import atomic
 
@@ -41,7 +44,9 @@ def entry_path(*parts: str) -> str | None:
     if not root:
         return None
     folder = os.path.join(root, *parts[:-1])
-    return os.path.join(folder, parts[-1]) if _private(root) and (folder == root or _private(folder)) else None
+    named = bool(os.environ.get("PIPEGEN_CACHE_DIR"))  # the user's folder: never chmod-ed
+    private = _private(root, ours=not named) and (folder == root or _private(folder))
+    return os.path.join(folder, parts[-1]) if private else None
 
 
 def load(path: str, key: str) -> bytes | None:
@@ -82,8 +87,9 @@ def _own(info: os.stat_result) -> bool:
     return info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
-def _private(folder: str) -> bool:
-    """`folder` exists (made 0700 if missing), is a real folder, this user's, and no one else can write it."""
+def _private(folder: str, ours: bool = True) -> bool:
+    """`folder` exists (made 0700 if missing), is a real folder, this user's, and no one else can write it.
+    `ours`: pipegen's own folder, made private again where it is loose; else a loose one is refused."""
     try:
         try:
             info = os.lstat(folder)
@@ -92,8 +98,18 @@ def _private(folder: str) -> bool:
             info = os.lstat(folder)
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
             return False
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not ours:
+            _refused(folder)
+            return False
         if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):  # ours, made under a loose umask: private from now on
             os.chmod(folder, 0o700)
     except OSError:
         return False
     return True
+
+
+@functools.cache  # once a run
+def _refused(folder: str) -> None:
+    sys.stderr.write(f"pipegen: WARNING: PIPEGEN_CACHE_DIR {folder!r} is writable by others: pipegen runs "
+                     f"without its cache and leaves the folder as it is\n  fix: chmod go-w {folder!r}, or name "
+                     "a folder of your own\n")

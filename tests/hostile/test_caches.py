@@ -163,12 +163,29 @@ def test_the_cache_is_private_under_a_loose_umask(repo: Path, tmp_path: Path) ->
 
 
 def test_a_folder_of_ours_made_loose_is_made_private_again(repo: Path, tmp_path: Path) -> None:
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    cache.chmod(0o777)  # an older pipegen under umask 002, or a user's chmod
+    cache = tmp_path / "xdg" / "pipegen"  # pipegen's own folder under the XDG cache
+    cache.mkdir(parents=True)
+    cache.chmod(0o777)  # an older pipegen under umask 002
     baseline = cli_run(repo, "", "select")
-    assert cli_run(repo, cache, "select") == baseline
+    result = CliRunner().invoke(cli, ["select", "--root", str(repo), "--files-from", "-"], input=CHANGED,
+                                env={"PIPEGEN_CACHE_DIR": None, "XDG_CACHE_HOME": str(tmp_path / "xdg")})
+    assert (result.exit_code, result.stdout) == baseline and entries(cache)
     assert stat.S_IMODE(cache.stat().st_mode) & 0o077 == 0
+
+
+def test_a_loose_folder_the_user_named_is_not_used_and_left_as_it_is(repo: Path, tmp_path: Path) -> None:
+    """$PIPEGEN_CACHE_DIR names the user's folder: pipegen does not chmod it; others may write it, so it runs
+    without a cache and says why, once."""
+    cache = tmp_path / "shared-cache"
+    cache.mkdir()
+    cache.chmod(0o777)
+    baseline = cli_run(repo, "", "select")
+    result = CliRunner().invoke(cli, ["select", "--root", str(repo), "--files-from", "-"], input=CHANGED,
+                                env={"PIPEGEN_CACHE_DIR": str(cache)})
+    assert (result.exit_code, result.stdout) == baseline
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o777 and not any(cache.iterdir())
+    assert result.stderr.count(f"WARNING: PIPEGEN_CACHE_DIR '{cache}' is writable by others") == 1, result.stderr
+    assert f"fix: chmod go-w '{cache}'" in result.stderr
 
 
 def test_a_fifo_or_a_huge_entry_is_a_miss_not_a_hang(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
