@@ -82,6 +82,20 @@ def store(path: str, key: str, content: bytes) -> None:
                            mode=0o600)
 
 
+def prune(folder: str, keep: int) -> None:
+    """Past `keep` entries in `folder` (one entry_path made), remove the oldest written down to 3/4 of
+    `keep` (the next prune is then many new entries away); a failure costs only speed."""
+    with contextlib.suppress(OSError):
+        with os.scandir(folder) as found:
+            files = [entry for entry in found if entry.is_file(follow_symlinks=False)]
+        if len(files) <= keep:
+            return
+        by_age = sorted(files, key=lambda entry: entry.stat(follow_symlinks=False).st_mtime_ns)
+        for entry in by_age[:len(files) - keep * 3 // 4]:
+            with contextlib.suppress(OSError):
+                os.remove(entry.path)
+
+
 def _own(info: os.stat_result) -> bool:
     """Owned by this user and writable by no one else."""
     return info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)

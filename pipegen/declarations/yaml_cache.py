@@ -22,6 +22,7 @@ from pipegen.declarations.yaml_values import LocDict, LocList, Mark
 # What an entry holds; a change to LocDict, LocList or Mark, to yaml_parse or to the format here bumps it.
 FORMAT = 3
 _SCALARS = (str, int, float, bool, type(None))
+MAX_SLOTS = 2000  # entries kept (vLLM's declarations are about 100 files); more: the oldest written go
 PAIRS = "\0pairs"  # a mapping with a key that is not text (`queues: {1: q}`): {PAIRS: [[key, value], ...]}
 
 
@@ -38,13 +39,17 @@ def read(path: str, name: str, text: str) -> tuple[str | None, str, Any]:
 
 
 def write(slot: str, key: str, data: Any) -> None:
-    """Keep the parse; one that JSON cannot hold as it is goes uncached."""
+    """Keep the parse; one that JSON cannot hold as it is goes uncached. A new slot (a file not read before:
+    each test's or checkout's temporary folder makes some) may push the oldest ones out: MAX_SLOTS at most."""
     marks: list[int] = []
     try:
         tree = _encode(data, marks)
     except (TypeError, ValueError, KeyError, AttributeError):  # a date, bytes: read with PyYAML each time
         return
+    new = not os.path.lexists(slot)
     cache.store(slot, key, json.dumps([tree, marks], separators=(",", ":"), ensure_ascii=False).encode())
+    if new:
+        cache.prune(os.path.dirname(slot), MAX_SLOTS)
 
 
 def _key(name: str, text: str) -> str:

@@ -273,3 +273,20 @@ def test_a_scan_made_in_this_run_is_reused_for_the_same_blob(tmp_path):
     scans = ScanCache(str(tmp_path), {"a.py", "b.py"}, {"a.py": "1" * 40, "b.py": "1" * 40})
     assert scans.specs("a.py") == scans.specs("b.py")
     assert scans.added == 1
+
+
+def test_the_parse_cache_keeps_at_most_its_bound_of_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One entry per file read: each temporary checkout adds some, so past MAX_SLOTS the oldest written go
+    (down to 3/4 of it); the newest stays and is read back."""
+    from pipegen.declarations import yaml_cache
+    from pipegen.declarations.yamlio import load_file
+
+    monkeypatch.setenv("PIPEGEN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(yaml_cache, "MAX_SLOTS", 8)
+    for n in range(20):
+        (tmp_path / f"f{n}.yaml").write_text(f"steps: [{n}]\n")
+        assert load_file(str(tmp_path / f"f{n}.yaml")) == {"steps": [n]}
+    slots = entries(tmp_path / "cache")
+    assert 6 <= len(slots) <= 8
+    newest, _, cached = yaml_cache.read(str(tmp_path / "f19.yaml"), str(tmp_path / "f19.yaml"), "steps: [19]\n")
+    assert cached == {"steps": [19]} and Path(str(newest)) in slots
