@@ -108,3 +108,17 @@ def test_the_builds_notify_is_every_uploads():
     both = "notify: [{email: b@c}, {slack: '#a'}]\nsteps:\n  - {key: a, command: x}\n  - {key: b, command: x}\n"
     assert differences(files, both) == []
     assert differences(files, both.replace("{email: b@c}, ", "")) == [("the build", "notify")]
+
+
+def test_a_depends_on_cycle_is_refused_not_accepted():
+    """Buildkite cannot start a step that waits for itself: the model says so (it reduced the cycle's
+    dependencies by a closure cut short, and compared such a build as any other)."""
+    cyclic = "steps:\n  - {key: a, command: x, depends_on: b}\n  - {key: b, command: y, depends_on: [a]}\n" \
+             "  - {key: c, command: z, depends_on: a}\n"
+    assert build([("p.yml", cyclic)]).refused == [
+        "the depends_on of a, b form a cycle (a -> b -> a): no step of it can start"]
+    assert build([("p.yml", "steps:\n  - {key: a, command: x, depends_on: a}\n")]).refused == [
+        "the depends_on of a form a cycle (a -> a): no step of it can start"]
+    assert differences(cyclic, cyclic) == [("the build", "refused")] * 2
+    fine = "steps:\n  - {key: a, command: x}\n  - {key: b, command: y, depends_on: a}\n  - wait\n  - {command: z}\n"
+    assert build([("p.yml", fine)]).refused == []

@@ -241,11 +241,18 @@ def _named(value: object) -> list[tuple[str, bool]]:
 
 
 def _resolve(out: Build) -> None:
-    """Written depends_on -> jobs; waits passed through; what another dependency implies dropped."""
+    """Written depends_on -> jobs; waits passed through; what another dependency implies dropped. A cycle
+    (a job that waits for itself through its depends_on) fails the build: refused, nothing reduced."""
     for job in out.jobs.values():
         for key, allow in job.named or []:
             for uid in out.keys.get(key, [f"key:{key}"]):
                 job.deps[uid] = job.deps.get(uid, False) or allow
+    loop = _cycle(out.jobs)
+    if loop:
+        names = [str(out.jobs[uid].key or uid) for uid in loop]
+        out.refused.append(f"the depends_on of {', '.join(names[:-1])} form a cycle ({' -> '.join(names)}): "
+                           "no step of it can start")
+        return
     reach: dict[str, set[str]] = {}
 
     def closure(uid: str, trail: frozenset[str]) -> set[str]:
@@ -258,3 +265,27 @@ def _resolve(out: Build) -> None:
     for job in out.jobs.values():
         implied = set().union(*[closure(d, frozenset({job.uid})) for d in job.deps])
         job.deps = {d: a for d, a in job.deps.items() if d not in implied}
+
+
+def _cycle(jobs: dict[str, Job]) -> list[str]:
+    """The uids of a depends_on cycle, its first repeated at its end ([] where there is none): a walk of each
+    job's dependencies without recursion (a chain of thousands of jobs)."""
+    done: set[str] = set()
+    for start in jobs:
+        if start in done:
+            continue
+        path, on_path = [start], {start}
+        pending = [iter(jobs[start].deps)]
+        while pending:
+            nxt = next((d for d in pending[-1] if d in jobs and d not in done), None)
+            if nxt is None:
+                done.add(path[-1])
+                on_path.discard(path.pop())
+                pending.pop()
+            elif nxt in on_path:
+                return [*path[path.index(nxt):], nxt]
+            else:
+                path.append(nxt)
+                on_path.add(nxt)
+                pending.append(iter(jobs[nxt].deps))
+    return []
