@@ -122,3 +122,20 @@ def test_a_depends_on_cycle_is_refused_not_accepted():
     assert differences(cyclic, cyclic) == [("the build", "refused")] * 2
     fine = "steps:\n  - {key: a, command: x}\n  - {key: b, command: y, depends_on: a}\n  - wait\n  - {command: z}\n"
     assert build([("p.yml", fine)]).refused == []
+
+
+def test_each_followed_upload_is_read_a_bounded_number_of_times():
+    """Twins under exclusive ifs are found without reading every earlier upload again for each step (300
+    uploads read 45,000 times)."""
+    reads = []
+
+    def read(path):
+        reads.append(path)
+        return f"steps:\n  - {{key: k-{path}, command: x}}\n"
+
+    steps = "".join(f"  - {{command: buildkite-agent pipeline upload f{i}.yml}}\n" for i in range(300))
+    twins = ("  - {command: buildkite-agent pipeline upload t.yml, if: build.branch == 'main'}\n"
+             "  - {command: buildkite-agent pipeline upload t.yml, if: build.branch != 'main'}\n")
+    built = build([("p.yml", "steps:\n" + steps + twins)], read)
+    assert built.refused == [] and "k-t.yml" in built.keys  # the twins: one upload, its key once
+    assert len(reads) <= 3 * 302

@@ -168,16 +168,19 @@ def _exclusive_twins(steps: list[Any], read: Callable[[str], str | None]) -> lis
     """Two uploads of one file with nothing between them but other steps, under exclusive ifs (`A == B` and
     `A != B`): in any build one of them ran, so they are one upload under `(first) || (second)`."""
     out: list[tuple[int, Any]] = []
+    uploading: dict[tuple[str, str], list[int]] = {}  # a followed upload -> the places in `out` of its steps
     for index, raw in enumerate(steps):
         if raw is None:
             continue
-        mine = _followed(raw, "command", read) if isinstance(raw, dict) else None
-        twin = next((i for i, (_, r) in enumerate(out) if mine is not None and isinstance(r, dict)
-                     and _followed(r, "command", read) == mine and _exclusive(r.get("if"), raw.get("if"))), None)
+        mine = _followed(raw, "command", read) if isinstance(raw, dict) else None  # each file read once
+        twin = next((i for i in uploading.get(mine, ()) if _exclusive(out[i][1].get("if"), raw.get("if"))),
+                    None) if mine is not None else None
         between = out[twin + 1:] if twin is not None else []
         if twin is None or any(step_fields.kind_of(r) in ("wait", "block") for _, r in between) or \
                 {k: v for k, v in out[twin][1].items() if k not in ("if", "label", "key")} != \
                 {k: v for k, v in raw.items() if k not in ("if", "label", "key")}:
+            if mine is not None:
+                uploading.setdefault(mine, []).append(len(out))
             out.append((index, raw))
             continue
         first = out[twin][1]
