@@ -25,13 +25,13 @@ def glob_dialect_findings(decl: Declarations, tracked: Sequence[str]) -> list[Fi
     index = FileIndex(tracked)
     settings = decl.settings
     config = Location(decl.files[0]) if decl.files else Location("(config)")
-    lists: list[tuple[str, Iterable[str], Location]] = [
-        ("run_all", settings.run_all, config), ("docs_only", settings.docs_only, config)]
-    lists += [(f"step '{step.key}'", step.dependencies, step.location) for step in decl.steps
+    lists: list[tuple[str, str, Iterable[str], Location]] = [  # (what, its step's key or "", entries, where)
+        ("run_all", "", settings.run_all, config), ("docs_only", "", settings.docs_only, config)]
+    lists += [(f"step '{step.key}'", step.key, step.dependencies, step.location) for step in decl.steps
               if step.dependency_kind == "entry"]
     out: list[Finding] = []
     seen: set[tuple[Location, str]] = set()  # a declaration fanned out to several steps: said once
-    for owner, entries, where in lists:
+    for owner, key, entries, where in lists:
         for entry in entries:
             body = entry.lstrip("!")
             if not is_glob(body) or "*" not in body and "?" not in body or (where, body) in seen:
@@ -39,16 +39,16 @@ def glob_dialect_findings(decl: Declarations, tracked: Sequence[str]) -> list[Fi
             seen.add((where, body))
             wider = index.matches(body, "pathspec") & ~index.matches(body, "entry")
             if wider:
-                out.append(_finding(owner, entry, index.files(wider), where))
+                out.append(_finding(owner, key, entry, index.files(wider), where))
     return out
 
 
-def _finding(owner: str, entry: str, more: list[str], where: Location) -> Finding:
+def _finding(owner: str, key: str, entry: str, more: list[str], where: Location) -> Finding:
     examples = ", ".join(more[:SHOWN]) + (f" and {len(more) - SHOWN} more" if len(more) > SHOWN else "")
     return Finding("glob-dialect", "warning", where,
                    f"{owner}: git reads '{entry}' as matching {len(more)} more tracked file(s) than pipegen does "
                    f"({examples}): in git's pathspecs '*' crosses '/', in pipegen's globs it does not",
                    "write '**/' where folders may come between (src/**/*.rs); or set 'globs: pathspec' in the "
                    "config to read every glob git's way, or 'globs: gitignore' to keep pipegen's",
-                   owner.split("'")[1] if owner.startswith("step") else "", tuple(more))
+                   key, tuple(more))
 

@@ -83,3 +83,13 @@ def test_check_warns_on_each_entry_git_reads_more_widely_as_a_subprocess(tmp_pat
 def test_an_unknown_dialect_is_one_message(tmp_path):
     result = invoke(repo(tmp_path, "globs: fnmatch\n"), "select")
     assert result.exit_code == 2 and "gitignore, pathspec" in result.stderr
+
+
+def test_the_finding_names_its_step_by_key_whatever_the_key_holds(tmp_path):
+    """The step is the finding's data, not a piece of its message cut at quotes (a key such as "a'b" gave 'a')."""
+    root = git_repo(tmp_path / "repo", {
+        ".buildkite/pipegen.yaml": "steps: [.buildkite/steps]\n",
+        ".buildkite/steps/s.yaml": STEPS.replace("key: rust", "key: \"rust'x\""), **FILES})
+    result = invoke(root, "check", "--format", "json")
+    found = [f for f in json.loads(result.stdout)["findings"] if f["code"] == "glob-dialect"]
+    assert found and {f["step"] for f in found} == {"rust'x"}, result.output
