@@ -17,7 +17,6 @@ tracked) comes back as text, for a finding that names it.
 
 from __future__ import annotations
 
-import fnmatch
 import posixpath
 import re
 from collections.abc import Callable, Sequence
@@ -204,8 +203,7 @@ class _Walk:
 
     def glob(self, pattern: str) -> list[str]:
         """Tracked files a shell glob matches (`*` stays within one folder)."""
-        depth = pattern.count("/")
-        return [p for p in self.index.paths if p.count("/") == depth and fnmatch.fnmatchcase(p, pattern)]
+        return self.index.shell_glob(pattern)
 
     def place(self, written: str, frame: Frame) -> str | None:
         """The repo-relative path of `written`; for handed-on text, from the root when not under the cwd."""

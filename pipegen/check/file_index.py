@@ -9,6 +9,7 @@ import closure) is a handful of integer operations.
 from __future__ import annotations
 
 import bisect
+import fnmatch
 import posixpath
 import re
 from collections.abc import Iterable, Iterator
@@ -17,6 +18,7 @@ from pipegen.model import PatternKind
 from pipegen.selection.matching import entry_matches, is_glob
 
 REGEX_META = re.compile(r"[.^$*+?{}\[\]\\|()]")
+SHELL_META = re.compile(r"[*?[]")  # what fnmatch reads as a wildcard
 OPTIONAL = frozenset("*?{")  # quantifiers that let the character before them be absent
 _ONE = re.compile("1")
 
@@ -107,6 +109,16 @@ class FileIndex:
                     table.setdefault(child, []).append(path if path in self.bit else path + "/")
             self._named = table
         return self._named.get(name, [])
+
+    def shell_glob(self, pattern: str) -> list[str]:
+        """Tracked files a shell glob matches (`*` stays within one folder): once per pattern and index, among
+        the files under its literal start (a command's `tests/x/test_*.py` repeats across steps)."""
+        key = (pattern, "shell")
+        if key not in self._cache:
+            depth, start = pattern.count("/"), SHELL_META.split(pattern, 1)[0]
+            self._cache[key] = self.mask(p for p in self.files(self.prefix(start))
+                                         if p.count("/") == depth and fnmatch.fnmatchcase(p, pattern))
+        return self.files(self._cache[key])
 
     def is_dir(self, path: str) -> bool:
         return bool(path) and bool(self.prefix(path.rstrip("/") + "/"))

@@ -175,3 +175,20 @@ def test_tokens_are_shlex_tokens(command):
 @pytest.mark.parametrize("name", ["ci/run-in-docker.sh", "tests/nixl/sweep.sh", "tests/nixl/run.sh", "ci/compat.sh"])
 def test_scripts_lex_as_shlex_lexes_them(name):
     assert tokens(TREE[name]) == shlex_tokens(TREE[name])
+
+
+def test_a_shell_glob_is_matched_once_per_index_among_the_files_under_its_start(monkeypatch):
+    """Every step that runs `pytest kernels/test_fused_v4_*.py` asked fnmatch about every tracked file."""
+    import fnmatch
+
+    asked = []
+    real = fnmatch.fnmatchcase
+    monkeypatch.setattr(fnmatch, "fnmatchcase", lambda name, pattern: asked.append(name) or real(name, pattern))
+    tree = {**TREE, **{f"tests/other/f{i}.py": "" for i in range(500)}}
+    index = FileIndex(tree)
+    for _ in range(3):
+        refs = extract(["pytest -v -s kernels/test_fused_v4_*.py"], "/vllm-workspace/tests", VLLM, index,
+                       tree.get).refs
+        assert sorted({r.path for r in refs}) == ["tests/kernels/test_fused_v4_a.py", "tests/kernels/test_fused_v4_b.py"]
+    assert set(asked) <= {p for p in tree if p.startswith("tests/kernels/test_fused_v4_")}
+    assert len(asked) <= 2 * len(set(asked))
