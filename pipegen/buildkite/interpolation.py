@@ -44,6 +44,8 @@ class InterpolationError(Exception):
 class Escaped:
     """`$$` or `\\$`: one literal `$`."""
 
+    source: str = "$$"  # as written (the importer writes text back as it was)
+
 
 @frozen
 class Expansion:
@@ -101,7 +103,7 @@ class _Parser:
                 items.append(pair)
             elif pair == "\\$" or pair == "$$":
                 self.pos += 2  # what follows is read again as text: the escape only swallows one `$`
-                items.append(Escaped())
+                items.append(Escaped(pair))
             elif pair[0] == "$" and len(pair) == 2:
                 items.append(self.expansion())
             else:

@@ -6,18 +6,16 @@ steps, its env is theirs alone (`defaults: env`), and a `$QUEUE` in `agents:` wo
 uploader's environment only. So each reference to a variable the file defines is replaced by the
 definition's own text (earlier definitions written into it): `$Q` with `Q: ${Q:-linux}` becomes
 `${Q:-linux}`, which Buildkite reads against the uploader's environment to the value it had.
-`${Q:-word}` and `${Q:?}` take the definition where it is never empty; a substring (`${Q:0:7}`), or a
+`${Q:-word}` takes the definition where it is never empty; a substring (`${Q:0:7}`), or a
 default over a definition that may be empty, cannot be written so: named, not carried.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from pipegen.buildkite.interpolation import Escaped, Expansion, InterpolationError, Item, parse
 from pipegen.importer.nodes import Node
-
-NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def definitions(env: dict[str, Any], problems: list[str], where: str) -> dict[str, str]:
@@ -30,71 +28,43 @@ def definitions(env: dict[str, Any], problems: list[str], where: str) -> dict[st
 
 
 def substitute(text: str, defined: dict[str, str], problems: list[str], where: str) -> str:
-    out, index = "", 0
-    while index < len(text):
-        if text.startswith(("$$", "\\$"), index):
-            out, index = out + text[index:index + 2], index + 2
-        elif text.startswith("${", index) and (match := NAME.match(text, index + 2)):
-            end = _closing(text, match.end())
-            if end < 0:
-                return out + text[index:]  # not interpolation text Buildkite takes; left for it to refuse
-            out += _braced(match[0], text[match.end():end], defined, problems, where)
-            index = end + 1
-        elif text.startswith("$", index) and (match := NAME.match(text, index + 1)):
-            out += defined[match[0]] if match[0] in defined else text[index:match.end()]
-            index = match.end()
-        else:
-            out, index = out + text[index], index + 1
-    return out
+    """`text` with each reference to a defined name written as its definition, read by Buildkite's own
+    grammar (buildkite/interpolation.py); text it does not parse is left for Buildkite to refuse."""
+    if "$" not in text:
+        return text
+    try:
+        return _written(parse(text), defined, problems, where)
+    except (InterpolationError, RecursionError):  # nested past the stack: Buildkite's to read, as it is
+        return text
 
 
-def _closing(text: str, index: int) -> int:
-    depth = 0
-    while index < len(text):
-        if text.startswith(("$$", "\\$"), index):
-            index += 2
-            continue
-        if text.startswith("${", index):
-            depth, index = depth + 1, index + 2
-            continue
-        if text[index] == "}":
-            if depth == 0:
-                return index
-            depth -= 1
-        index += 1
-    return -1
+def _written(items: tuple[Item, ...], defined: dict[str, str], problems: list[str], where: str) -> str:
+    return "".join(item if isinstance(item, str) else item.source if isinstance(item, Escaped) else
+                   _expansion(item, defined, problems, where) for item in items)
 
 
-def _braced(name: str, rest: str, defined: dict[str, str], problems: list[str], where: str) -> str:
-    op = next((o for o in (":-", "-", ":?", "?") if rest.startswith(o)), None)
-    word = substitute(rest[len(op):], defined, problems, where) if op else rest
-    if name not in defined:
-        return f"${{{name}{op or ''}{word}}}"
-    known = defined[name]
-    if op is None and rest == "" or op in ("-", "?") or op in (":-", ":?") and _never_empty(known):
+def _expansion(item: Expansion, defined: dict[str, str], problems: list[str], where: str) -> str:
+    if item.name not in defined:  # the uploader's: kept, a default or message written with the definitions
+        return item.source if not item.content else \
+            f"${{{item.name}{item.op}{_written(item.content, defined, problems, where)}}}"
+    known = defined[item.name]
+    if item.op in ("", "-", "?") or item.op == ":-" and _never_empty(known):
         return known
-    problems.append(f"{where}: '${{{name}{rest}}}' over the file's own env ({name}: '{known}') has no form that "
+    problems.append(f"{where}: '{item.source}' over the file's own env ({item.name}: '{known}') has no form that "
                     "holds beside other files' steps")
-    return f"${{{name}{rest}}}"
+    return item.source
 
 
 def _never_empty(text: str) -> bool:
-    """The text has a literal character outside every expansion, or is one `${X:-word}` with a literal word."""
-    literal, index = "", 0
-    while index < len(text):
-        if text.startswith(("$$", "\\$"), index):
-            literal, index = literal + "$", index + 2
-        elif text.startswith("${", index) and (end := _closing(text, index + 2)) >= 0:
-            inner = text[index + 2:end]
-            match = NAME.match(inner)
-            if match and inner[match.end():].startswith(":-") and _never_empty(inner[match.end() + 2:]):
-                literal += "x"
-            index = end + 1
-        elif text.startswith("$", index) and (match := NAME.match(text, index + 1)):
-            index = match.end()
-        else:
-            literal, index = literal + text[index], index + 1
-    return literal != ""
+    """The text has a literal character outside every expansion, or a `${X:-word}` with a literal word."""
+    try:
+        return _literal(parse(text))
+    except (InterpolationError, RecursionError):
+        return True  # the upload fails on it: it is never empty, it is never uploaded
+
+
+def _literal(items: tuple[Item, ...]) -> bool:
+    return any(not isinstance(item, Expansion) or item.op == ":-" and _literal(item.content) for item in items)
 
 
 def carry(nodes: list[Node], top: dict[str, Any], problems: list[str], where: str) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipegen.buildkite.interpolation import variables
 from pipegen.buildkite.step_fields import expects, field_names, field_schemas, problems
 
 OWN = ("hardware", "source_file_dependencies")  # pipegen's fields the import writes
@@ -42,4 +43,5 @@ def typed_fields(out: dict[str, Any], where: str, paths_field: str | None, missi
 
 
 def _upload_time(value: object) -> bool:
-    return isinstance(value, str) and "$" in value.replace("$$", "")
+    """A variable Buildkite's upload expands (not `$$`, `\\$`, `$(` or a `$` before no name)."""
+    return isinstance(value, str) and "$" in value and bool(variables(value))
