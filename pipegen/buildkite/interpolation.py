@@ -40,6 +40,13 @@ class InterpolationError(Exception):
     """The upload fails: a brace Buildkite cannot parse, or `${NAME?message}` with NAME unset."""
 
 
+class TooDeep(InterpolationError):
+    """Braces nested past MAX_NESTING: Buildkite may read them, pipegen does not (no deeper than its stack)."""
+
+
+MAX_NESTING = 100  # `${A:-${B:-...}}` levels: each costs the parser three Python frames
+
+
 @frozen
 class Escaped:
     """`$$` or `\\$`: one literal `$`."""
@@ -76,7 +83,7 @@ def name_at(text: str, pos: int) -> str:
 
 class _Parser:
     def __init__(self, text: str):
-        self.text, self.pos = text, 0
+        self.text, self.pos, self.depth = text, 0, 0
 
     def peek(self) -> str:
         return self.text[self.pos] if self.pos < len(self.text) else ""
@@ -147,7 +154,11 @@ class _Parser:
                 self.next()
                 length = _go_int(self.scan_to(_LENGTH_END), "length")
         else:
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise TooDeep(f"'${{' nested more than {MAX_NESTING} deep, past what pipegen reads")
             content = self.expression("}")
+            self.depth -= 1
         closing = self.next()
         if closing != "}":
             raise InterpolationError(f"expected '}}' to close '${{{name}{op}', got {_shown(closing)}")

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from pipegen.buildkite.interpolation import InterpolationError, name_at, parse, unescaped
+from pipegen.buildkite.interpolation import InterpolationError, TooDeep, name_at, parse, unescaped
 from pipegen.errors import DeclarationError
 
 if TYPE_CHECKING:
@@ -59,6 +59,8 @@ class Dollars:
             out = self._escape(text)
         try:
             parse(out)
+        except TooDeep as exc:
+            raise Undeliverable(str(exc), "write fewer nested defaults (${A:-${B:-...}})") from None
         except InterpolationError as exc:
             fix = ("write it in Buildkite's syntax: '$$' for a literal '$'" if self.all else
                    "correct the ${...} of the variable listed under 'interpolate:', or remove it from that list")

@@ -101,3 +101,21 @@ def test_the_vllm_preset_passes_buildkite_syntax_through_but_refuses_what_fails_
     assert vllm("echo $$HOME ${BUILDKITE_COMMIT:0:7}") == "echo $$HOME ${BUILDKITE_COMMIT:0:7}"
     with pytest.raises(Undeliverable, match="upload fails"):
         vllm("echo ${g#* }")
+
+
+def test_braces_nested_past_the_bound_are_one_message_not_a_traceback(tmp_path):
+    """The parser recursed once per `${`: a label of 1,000 nested defaults was a RecursionError in render
+    (and in import, which asks whether a value is upload-time)."""
+    from tests.helpers import invoke, write_files
+
+    deep = "${A:-" * 1000 + "x" + "}" * 1000
+    with pytest.raises(InterpolationError, match="nested more than 100 deep"):
+        interpolate(deep, {})
+    assert variables(deep) == [] and variables("${A:-" * 100 + "x" + "}" * 100) == ["A"] * 100
+    with pytest.raises(Undeliverable, match="nested more than 100 deep"):
+        Dollars(["*"])(deep)
+    write_files(tmp_path, {".buildkite/pipegen.yaml": "steps: [s.yaml]\ninterpolate: ['*']\n",
+                           "s.yaml": f"steps:\n- {{label: '{deep}', key: a, commands: [x]}}\n"})
+    result = invoke(tmp_path, "render", "--all", files="")
+    assert result.exit_code != 0 and "nested more than 100 deep" in result.output, result.output
+    assert "Traceback" not in result.output
