@@ -125,8 +125,7 @@ def test_the_wheel_ships_templates_and_the_vllm_inventory(tmp_path):
 def test_the_bootstrap_pipeline_is_valid_and_renders_with_pipegen():
     data = assert_valid((ROOT / ".buildkite" / "pipeline.yaml").read_text())
     commands = " ".join(data["steps"][0]["commands"])
-    assert "pipegen render --annotation" in commands and "buildkite-agent pipeline upload" in commands
-    assert "buildkite-agent annotate" in commands
+    assert "pipegen render --annotate >" in commands and "buildkite-agent pipeline upload" in commands
 
 
 def test_readme_main_job_command_at_the_repository_root():
