@@ -11,9 +11,10 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
-from collections.abc import Mapping
+from functools import partial
 
+from pipegen.commands.options import RenderOptions, TerminalOptions
+from pipegen.commands.terminal import warn
 from pipegen.render.annotate import fit
 
 AGENT = "buildkite-agent"
@@ -25,25 +26,27 @@ def style_of(failed: bool, warned: bool) -> str:
     return "error" if failed else "warning" if warned else "info"
 
 
-def post(markdown: str, context: str, style: str, timeout: float, environ: Mapping[str, str]) -> bool:
+def post(markdown: str, context: str, style: str, args: RenderOptions) -> bool:
     """`buildkite-agent annotate --context CONTEXT --style STYLE` with `markdown` (cut to 1 MiB) on its
-    stdin; True when the agent took it. Never raises: a failure is said on stderr."""
+    stdin, stopped after args.annotate_timeout; True when the agent took it. Never raises: a failure is
+    said on stderr."""
+    timeout, say = args.annotate_timeout, partial(_failed, args.terminal)
     argv = [AGENT, "annotate", "--context", context, "--style", style]
     body = fit(markdown).encode("utf-8")
     try:  # a session of its own: a timeout stops the agent and whatever it started
         agent = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 env=dict(environ), start_new_session=True)
+                                 env=dict(args.environ), start_new_session=True)
     except OSError as exc:
         why = f"{AGENT} not found on PATH" if isinstance(exc, FileNotFoundError) else f"{AGENT}: {exc.strerror}"
-        return _failed(why)
+        return say(why)
     try:
         said, _ = agent.communicate(body, timeout=timeout)
     except subprocess.TimeoutExpired:
         _stop(agent)
-        return _failed(f"{AGENT} annotate did not finish within {timeout:g} s (stopped)")
+        return say(f"{AGENT} annotate did not finish within {timeout:g} s (stopped)")
     if agent.returncode != 0:
         lines = said.decode("utf-8", "replace").strip().splitlines()
-        return _failed(f"{AGENT} annotate failed (exit {agent.returncode})" + (f": {lines[-1]}" if lines else ""))
+        return say(f"{AGENT} annotate failed (exit {agent.returncode})" + (f": {lines[-1]}" if lines else ""))
     return True
 
 
@@ -54,6 +57,6 @@ def _stop(agent: subprocess.Popen[bytes]) -> None:
         agent.communicate(timeout=5)
 
 
-def _failed(why: str) -> bool:
-    sys.stderr.write(f"pipegen: WARNING: {why}; no annotation posted, the pipeline is unaffected\n")
+def _failed(terminal: TerminalOptions, why: str) -> bool:
+    warn(terminal, f"{why}; no annotation posted, the pipeline is unaffected")
     return False

@@ -18,6 +18,7 @@ from pipegen.audit.history import LOG_FORMAT, Commit, parse_log
 from pipegen.audit.replay import Audit, Outcome, branch_notes, compare, replay
 from pipegen.audit.replay_formats import AuditReport, format_audit
 from pipegen.commands.options import AuditOptions
+from pipegen.commands.terminal import painted
 from pipegen.errors import EXIT_FINDINGS, DeclarationError, UsageError
 from pipegen.git import Git
 from pipegen.model import Declarations
@@ -35,7 +36,8 @@ def main(args: AuditOptions, out: TextIO) -> int:
     git = Git(args.root, args.environ, instead="", command="pipegen audit")
     commits, described = _history(git, args.last, args.rev_range)
     minutes = _durations(args.durations) if args.durations else None
-    bar = _progress_bar(args.progress, len(commits) * (2 if args.compare_ref else 1))
+    bar = _progress_bar(args.progress if args.terminal.verbosity >= 0 else None,  # -q: no bar
+                        len(commits) * (2 if args.compare_ref else 1))
     audit = _audit(decl, commits, minutes, bar)
     notes = branch_notes(decl.settings)
     report = AuditReport(audit, described, notes=notes)
@@ -45,7 +47,8 @@ def main(args: AuditOptions, out: TextIO) -> int:
         report = AuditReport(audit, described, before, args.compare_ref, tuple(compare(before, audit)), notes)
     if bar is not None:
         bar.render_finish()
-    out.write(format_audit(report, args.fmt))
+    text = format_audit(report, args.fmt)
+    out.write(painted(args.terminal, text, LOSSES) if args.fmt == "text" else text)
     return EXIT_FINDINGS if args.fail_on_loss and report.losses else 0
 
 
@@ -65,6 +68,7 @@ def _history(git: Git, last: int | None, rev_range: str | None) -> tuple[list[Co
 
 
 DEFAULT_LAST = 100
+LOSSES = ((r"^(LOSS: |!!! )", "red"),)  # in colour on a terminal (replay_formats' text)
 
 
 def _durations(path: str) -> dict[str, float]:

@@ -11,6 +11,7 @@ from pipegen.bounded_read import read_bytes
 from pipegen.check.findings import Finding, Report, format_report
 from pipegen.commands.check_cache import Kept
 from pipegen.commands.options import CheckOptions
+from pipegen.commands.terminal import painted
 from pipegen.errors import EXIT_FINDINGS, EXIT_USAGE, DeclarationError
 from pipegen.model import Declarations, Location
 
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
     from pipegen.graph.scan_cache import ScanCache
 
 AMD_TWIN_FILE = "test-amd.yaml"  # next to vLLM's ci_config.yaml
+# A finding's line in the text report (LOCATION: SEVERITY[CODE]: ...), in colour on a terminal.
+SEVERITY_COLORS = ((r": error\[[\w-]+\]: ", "red"), (r": warning\[[\w-]+\]: ", "yellow"))
 
 
 def main(args: CheckOptions, out: TextIO) -> int:
@@ -27,21 +30,27 @@ def main(args: CheckOptions, out: TextIO) -> int:
     kept = Kept(args.root, options, args.environ) if not args.tracked_files else None
     stored = kept.report() if kept else None
     if stored is not None:
-        out.write(stored[0])
+        _write(out, stored[0], args)
         return stored[1]
     read: list[str] = []
     try:
         report = check_repository(args.root, args.config, tracked_files=args.tracked_files, amd_file=args.amd_file,
                                   environ=args.environ, orphans=args.orphans, strict_mode=args.strict_mode, read=read)
     except DeclarationError as exc:
-        out.write(format_report(declaration_error(exc), args.fmt))
+        _write(out, format_report(declaration_error(exc), args.fmt), args)
         return EXIT_USAGE
     text = format_report(report, args.fmt, args.detail)
     code = EXIT_FINDINGS if report.count("error") else 0
     if kept:
-        kept.keep(args.root, read, text, code)
-    out.write(text)
+        kept.keep(args.root, read, text, code)  # kept without colour: painted as it is written
+    _write(out, text, args)
     return code
+
+
+def _write(out: TextIO, text: str, args: CheckOptions) -> None:
+    out.write(painted(args.terminal, text, SEVERITY_COLORS) if args.fmt == "text" else text)
+
+
 
 
 def declaration_error(exc: DeclarationError) -> Report:

@@ -17,12 +17,22 @@ from pipegen.states import Unselected
 
 
 @frozen
+class TerminalOptions:
+    """-q/-v and --color as they apply to this run (commands/terminal.py decides the colour): every command's."""
+
+    verbosity: int = 0  # each -v adds one, each -q takes one away
+    color_out: bool = False  # colour in stdout's text reports (never in YAML, JSON or Markdown)
+    color_err: bool = False  # colour in stderr's errors and warnings
+
+
+@frozen
 class RepoOptions:
     """Where the repository and its CI config are, and the environment the command runs in."""
 
     root: str = "."
     config: str | None = None
     environ: Mapping[str, str] = field(default_factory=dict)
+    terminal: TerminalOptions = field(default_factory=TerminalOptions)
 
 
 @frozen
@@ -105,3 +115,4 @@ class ImportOptions:
     paths_field: str | None = None  # another selector's path list, read as source_file_dependencies
     environ: Mapping[str, str] = field(default_factory=dict)  # git's environment (the tracked folders)
     fmt: str = "text"
+    terminal: TerminalOptions = field(default_factory=TerminalOptions)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -11,6 +10,7 @@ from pipegen import atomic
 from pipegen.commands.annotating import post, style_of
 from pipegen.commands.options import RenderOptions
 from pipegen.commands.selecting import load_declarations, select_for, warn_if_untrusted
+from pipegen.commands.terminal import warn
 from pipegen.errors import PipegenError, UsageError
 from pipegen.render.annotate import annotation, failure
 from pipegen.render.page import LimitError
@@ -26,11 +26,10 @@ def main(args: RenderOptions, out: TextIO) -> int:
         if args.annotate:  # the build page says why nothing was uploaded
             page = exc.page if isinstance(exc, LimitError) else None
             body = annotation(page, error=exc.message) if page else failure(str(exc))
-            post(body, args.annotate, style_of(failed=True, warned=False), args.annotate_timeout, args.environ)
+            post(body, args.annotate, style_of(failed=True, warned=False), args)
         raise
     if args.annotate:
-        post(rendered.annotation, args.annotate, style_of(failed=False, warned=warned), args.annotate_timeout,
-             args.environ)
+        post(rendered.annotation, args.annotate, style_of(failed=False, warned=warned), args)
     binary = getattr(out, "buffer", None)
     if binary is not None:
         out.flush()
@@ -49,7 +48,7 @@ def _render(args: RenderOptions) -> tuple[Rendered, bool]:
     decl = load_declarations(args)
     placement = place(decl, BuildInfo.from_environ(environ))  # once: the templates' inputs and the plan read it
     selection = select_for(decl, args, _template_inputs(args.root, templates, placement) if templates else ())
-    warned = bool(warn_if_untrusted(selection))
+    warned = bool(warn_if_untrusted(selection, args.terminal))
     try:
         rendered = render_pipeline(decl, selection, placement, unselected=args.unselected, templates=templates)
     except LimitError as exc:
@@ -59,9 +58,8 @@ def _render(args: RenderOptions) -> tuple[Rendered, bool]:
     if annotation_file:
         _write(annotation_file, rendered.annotation)
     if rendered.page.over_limit:  # said where a build log shows it, not only in the annotation
-        sys.stderr.write(f"pipegen: WARNING: more than {rendered.page.limit} jobs: {len(rendered.page.over_limit)} "
-                         "unselected steps were left out of the upload (only selected steps run; the annotation "
-                         "lists them)\n")
+        warn(args.terminal, f"more than {rendered.page.limit} jobs: {len(rendered.page.over_limit)} unselected "
+             "steps were left out of the upload (only selected steps run; the annotation lists them)")
         warned = True
     return rendered, warned
 

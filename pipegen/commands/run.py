@@ -8,6 +8,7 @@ started), output to a log file; then a summary table and optional JUnit XML.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -17,12 +18,13 @@ from typing import TextIO
 from pipegen import atomic
 from pipegen.commands.options import RunOptions
 from pipegen.commands.selecting import load_declarations, select
+from pipegen.commands.terminal import painted
 from pipegen.errors import UsageError
 from pipegen.hardware.detect import machine as this_machine
 from pipegen.hardware.inventory import load_inventory
 from pipegen.json_output import dumps
 from pipegen.run.junit import Case, junit_xml
-from pipegen.run.local_plan import DEFAULT_LOG_DIR, Candidates, RunPlan, buildkite_only, named, selected
+from pipegen.run.local_plan import DEFAULT_LOG_DIR, FAILED, Candidates, RunPlan, buildkite_only, named, selected
 from pipegen.run.output import exit_status, junit_cases, machine_line, plan_text, summary_text
 from pipegen.run.run_json import Outcome, run_json
 from pipegen.run.steps import plan_jobs
@@ -75,13 +77,14 @@ def execute(args: RunOptions, root: str, the_plan: RunPlan, keys: list[str], out
     shown = sys.stderr if args.fmt == "json" else out
     if args.fmt != "json":
         out.write("\n".join([machine_line(the_plan.machine), *the_plan.header]) + "\n")
-    progress = Progress.for_stream(shown, len(the_plan.runs))
+    progress = Progress.for_stream(shown, len(the_plan.runs), quiet=args.terminal.verbosity < 0)
     before, start = tracked_state(root, args.environ), time.monotonic()
     results = run_all(the_plan.runs, progress, args.keep_going, local_env(args.environ))
     seconds, changed = time.monotonic() - start, changed_since(before, root, args.environ)
     code = exit_status(results, the_plan.unrunnable)
     if args.fmt != "json":
-        out.write(summary_text(results, the_plan.unrunnable, changed))
+        failed = tuple((rf"^{re.escape(r.planned.key)}  ", "red") for r in results if r.status in FAILED)
+        out.write(painted(args.terminal, summary_text(results, the_plan.unrunnable, changed), failed))
     if args.junit:  # before the JSON: a failure here leaves stdout empty, as every error does
         write_junit(args.junit, junit_cases(results, the_plan.unrunnable, partial(read_log, lines=JUNIT_LOG_LINES)))
     if args.fmt == "json":

@@ -12,6 +12,6 @@ from pipegen.selection.decision_formats import render_selection
 def main(args: SelectOptions, out: TextIO) -> int:
     """The decisions in `fmt`; an untrusted diff is also a WARNING on stderr."""
     _decl, selection = select(args)
-    warn_if_untrusted(selection)
+    warn_if_untrusted(selection, args.terminal)
     out.write(render_selection(selection, args.fmt))
     return 0

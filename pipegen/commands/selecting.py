@@ -10,7 +10,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from pipegen.commands.options import SelectionOptions
+from pipegen.commands.options import SelectionOptions, TerminalOptions
+from pipegen.commands.terminal import detail, warn
 from pipegen.errors import EXIT_FINDINGS, PipegenError, UsageError
 from pipegen.model import ChangeSet, Declarations, Options, Selection
 from pipegen.selection.requested import requested
@@ -30,6 +31,8 @@ def load_declarations(args: SelectionOptions) -> Declarations:
     from pipegen.dialects.load import load
 
     decl = load(args.root, args.config, args.environ)
+    files = ", ".join(decl.files[:3]) + (f" and {len(decl.files) - 3} more files" if len(decl.files) > 3 else "")
+    detail(args.terminal, f"declarations: {len(decl.steps)} steps from {files}")
     if not any(step.derive for step in decl.steps):
         return decl  # nothing to derive: render's path imports nothing of graph/ (hashlib, json)
     from pipegen.graph.expand import expand
@@ -149,16 +152,19 @@ def select_for(decl: Declarations, args: SelectionOptions, more_inputs: Sequence
     from pipegen.selection.decide import decide
     from pipegen.selection.uncovered import refuse
 
-    selection = decide(decl, read_changes(args, decl), options_from(args, decl), more_inputs)
+    changes = read_changes(args, decl)
+    detail(args.terminal, f"change: {len(changes.files)} changed files ({changes.reason or 'from git'})"
+           + ("; the diff cannot be trusted" if not changes.trusted else ""))
+    selection = decide(decl, changes, options_from(args, decl), more_inputs)
     refuse(selection, decl.settings)  # `uncovered: fail`
     return selection
 
 
-def warn_if_untrusted(selection: Selection) -> list[str]:
-    """Fail safe, never quiet: say on stderr why everything was selected; the warnings said."""
+def warn_if_untrusted(selection: Selection, terminal: TerminalOptions) -> list[str]:
+    """Fail safe, never quiet (not even with -q): say on stderr why everything was selected; the warnings said."""
     said = warnings_of(selection)
     for warning in said:
-        sys.stderr.write(f"pipegen: WARNING: {warning}\n")
+        warn(terminal, warning)
     return said
 
 

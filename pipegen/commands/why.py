@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Hashable, Sequence
 from dataclasses import replace
 from typing import Any, TextIO
 
 from pipegen.commands.options import SelectionOptions, WhyOptions
 from pipegen.commands.selecting import load_declarations, options_from, repository_paths, select, warn_if_untrusted
+from pipegen.commands.terminal import warn
 from pipegen.model import ChangeSet, Declarations
 from pipegen.selection.decide import decide, step_index, steps_by_key
 from pipegen.selection.decision_formats import render_why, why_path
@@ -22,7 +22,7 @@ def main(args: WhyOptions, out: TextIO) -> int:
     # Paths alone need no diff; a step's decision does (and loads the declarations once).
     if args.step_keys:
         decl, selection = select(args)
-        warn_if_untrusted(selection)
+        warn_if_untrusted(selection, args.terminal)
     else:
         decl, selection = load_declarations(args), None
     rows = path_rows(args, decl, args.paths)
@@ -40,9 +40,8 @@ def path_rows(args: SelectionOptions, decl: Declarations, paths: Sequence[str]) 
         full = os.path.join(args.root, path)
         if os.path.isdir(full) and not os.path.islink(full):  # git tracks a link as a file of its own
             # A folder as one changed path matches the entries naming it or above it, none inside it.
-            sys.stderr.write(f"pipegen: WARNING: {path} is a folder: decided as one changed path, which no entry "
-                             f"inside it matches (every file in it: git ls-files {path} | pipegen select "
-                             "--files-from -)\n")
+            warn(args.terminal, f"{path} is a folder: decided as one changed path, which no entry inside it "
+                 f"matches (every file in it: git ls-files {path} | pipegen select --files-from -)")
     options = options_from(args, decl)
     # Each verdict keeps the warnings of its path's change (a config that shapes no step), not the declarations'.
     known = {str(w) for w in decl.warnings}

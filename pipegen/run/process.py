@@ -37,7 +37,9 @@ class Progress:
         self.out, self.total = out, total
 
     @staticmethod
-    def for_stream(out: TextIO, total: int) -> Progress:
+    def for_stream(out: TextIO, total: int, quiet: bool = False) -> Progress:
+        if quiet:
+            return Silent(out, total)
         return LiveProgress(out, total) if out.isatty() else Progress(out, total)
 
     def start(self, n: int, planned: Planned) -> None:
@@ -56,6 +58,13 @@ class Progress:
     def _line(self, text: str) -> None:
         self.out.write(text + "\n")
         self.out.flush()
+
+
+class Silent(Progress):
+    """-q: no line while the steps run (the summary says how each went; a failed step's log still shows)."""
+
+    def _line(self, text: str) -> None:
+        """Nothing."""
 
 
 class LiveProgress(Progress):

@@ -25,6 +25,12 @@ def complete(words: str) -> list[str]:
     ("pipegen render --unse", ["--unselected"]),
     ("pipegen render --unselected o", ["omit"]),
     ("pipegen select --format j", ["json"]),
+    ("pipegen check --col", ["--color"]),
+    ("pipegen import --color n", ["never"]),
+    ("pipegen render --color a", ["auto", "always"]),
+    ("pipegen audit --qu", ["--quiet"]),
+    ("pipegen run --verb", ["--verbose"]),
+    ("pipegen render --annotate-", ["--annotate-timeout"]),
 ])
 def test_commands_options_and_choices_complete(words, offered):
     assert complete(words) == offered
