@@ -64,6 +64,9 @@ MACHINE_OUTPUT = [
     ["check", "--format", "json"],
     ["check", "--format", "markdown"],
     ["audit", "--last", "1", "--format", "json"],
+    ["audit", "--last", "1", "--format", "markdown"],
+    ["run", "--base", "main", "--dry-run", "--hardware", "cpu", "--format", "json"],
+    ["schema", "check-output"],
 ]
 
 
