@@ -32,7 +32,7 @@ def load_declarations(args: SelectionOptions) -> Declarations:
 
     decl = load(args.root, args.config, args.environ)
     files = ", ".join(decl.files[:3]) + (f" and {len(decl.files) - 3} more files" if len(decl.files) > 3 else "")
-    detail(args.terminal, f"declarations: {len(decl.steps)} steps from {files}")
+    detail(args.terminal, f"declarations: {len(decl.steps)} step{'s' * (len(decl.steps) != 1)} from {files}")
     if not any(step.derive for step in decl.steps):
         return decl  # nothing to derive: render's path imports nothing of graph/ (hashlib, json)
     from pipegen.graph.expand import expand
@@ -153,7 +153,8 @@ def select_for(decl: Declarations, args: SelectionOptions, more_inputs: Sequence
     from pipegen.selection.uncovered import refuse
 
     changes = read_changes(args, decl)
-    detail(args.terminal, f"change: {len(changes.files)} changed files ({changes.reason or 'from git'})"
+    detail(args.terminal, f"change: {len(changes.files)} changed file{'s' * (len(changes.files) != 1)} "
+           f"({changes.reason or 'from git'})"
            + ("; the diff cannot be trusted" if not changes.trusted else ""))
     selection = decide(decl, changes, options_from(args, decl), more_inputs)
     refuse(selection, decl.settings)  # `uncovered: fail`

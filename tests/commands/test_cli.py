@@ -143,7 +143,9 @@ def test_every_command_declares_its_options_once(command):
 
     kind = getattr(importlib.import_module("pipegen.commands.options"), OPTIONS[command])  # all in one module
     declared = {f.name for f in dataclasses.fields(kind)}
-    assert {p.name for p in cli.commands[command].params} - {"help"} <= declared and "environ" in declared
+    terminal = {"quiet", "verbose", "color"}  # every command's, resolved into `terminal` (commands/guard.py)
+    assert {p.name for p in cli.commands[command].params} - {"help", *terminal} <= declared
+    assert {"environ", "terminal"} <= declared
     main = importlib.import_module(f"pipegen.commands.{command.replace('import', 'import_')}").main
     assert list(inspect.signature(main).parameters) == ["args", "out"]
     assert inspect.signature(main).return_annotation in (int, "int")
