@@ -72,8 +72,9 @@ CODES: dict[str, Code] = {
         "more tracked files than pipegen's", "write `**/` where folders may come between (`src/**/*.rs`), or set "
         "`globs: pathspec` (git's reading) or `globs: gitignore` (pipegen's) in the config"),
     "no-queue": Code(
-        "error", "no family of the hardware inventory provides the hardware or GPU count a step asks for",
-        "ask for hardware the inventory has, or add a family for it to the inventory"),
+        "error", "no family of the hardware inventory provides the hardware or GPU count a step asks for, or a "
+        "step names no hardware and the inventory has no `default:`", "ask for a family the inventory has (the "
+        "closest is named), or add the family, or a `default:`, to the inventory"),
     "mirror-drift": Code(
         "warning", "an AMD twin declared in two places (`mirror.amd` and `test-amd.yaml`) differs in its "
         "dependencies or commands", "declare the AMD variant once (`mirror.amd`) and delete the other, or make "

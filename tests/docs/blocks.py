@@ -51,7 +51,7 @@ def parse(text: str, page: str) -> list[Block]:
     while n < len(lines):
         line = lines[n]
         fence = FENCE.match(line)
-        if fence and not (fence["fence"][0] == "`" and "`" in fence["info"]):
+        if fence:
             end = _closing(lines, n, fence["fence"])
             if end is None:
                 raise PageError(f"{page}:{n + 1}: this fence is never closed")

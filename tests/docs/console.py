@@ -89,7 +89,8 @@ def mismatch(command: Command, output: str, exit_code: int) -> str | None:
     lines = [f"exit {exit_code}, the page says {command.exit_code}"] if exit_code != command.exit_code else []
     if not same:
         lines += ["output differs (- the page, + the actual output):"]
-        lines += list(difflib.unified_diff(command.expected, actual, "page", "actual", lineterm="", n=3))[2:]
+        context = 3 if max(len(command.expected), len(actual)) > 40 else 40  # short: both in full
+        lines += list(difflib.unified_diff(command.expected, actual, "page", "actual", lineterm="", n=context))[2:]
     else:
         lines += ["output (as the page shows it):", *actual]
     return "\n".join(lines)
