@@ -19,13 +19,14 @@ STEPS_SUFFIXES = (".yaml", ".yml")  # Buildkite reads both
 
 def repository_root(start: str = ".") -> str:
     """The folder pipegen works in, found as git finds its work tree: the nearest of `start` and its
-    parents holding `.git` or a CI config ("." when that is `start` itself, or when none does)."""
+    parents holding `.git` or a CI config (`start` as given when that is `start` itself: "." from the current
+    folder; "." when none does)."""
     here = os.path.abspath(start)
     folder = here
     while True:
         if os.path.exists(os.path.join(folder, ".git")) or any(
                 os.path.isfile(os.path.join(folder, c)) for c in DEFAULT_CONFIGS):
-            return "." if folder == here else folder
+            return start if folder == here else folder
         parent = os.path.dirname(folder)
         if parent == folder:
             return "."
