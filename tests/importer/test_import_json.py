@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import yaml
 from click.testing import CliRunner
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipegen.cli import cli
@@ -18,6 +19,7 @@ from pipegen.importer.import_json import said
 from pipegen.json_output import IMPORT
 from pipegen.model import Location
 from tests.helpers import git_repo
+from tests.importer.test_import_property import pipelines
 
 CARRIED = """\
 env: {PYTHONUNBUFFERED: "1"}
@@ -98,3 +100,30 @@ def test_a_located_sentence_splits_back_into_its_place(file: str, line: int, col
 @given(st.from_regex(r"[a-z/._-]{1,20}\.(yml|yaml)", fullmatch=True), st.text(st.characters(blacklist_categories=("Cs",))))
 def test_a_sentence_about_a_file_without_a_line(file: str, message: str) -> None:
     assert said(f"{Location(file)}: {message}") == {"file": file, "line": None, "column": None, "message": message}
+
+
+UNCARRIED = yaml.safe_dump({"env": {"MODE": "${HOME_Q:-abcdef}"}, "steps": [{"key": "sub", "command": "echo ${MODE:1:2}"}]})
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(files=pipelines(), uncarried=st.booleans())
+def test_random_pipelines_json_agrees_with_the_text(tmp_path_factory: Any, files: dict[str, str],
+                                                    uncarried: bool) -> None:
+    """Of the same import: the exit code, the verdict, every file written and each thing not carried over."""
+    files = {**files, **({"sub.yml": UNCARRIED} if uncarried else {})}
+    root = git_repo(tmp_path_factory.mktemp("p") / "r", {f".buildkite/{n}": t for n, t in files.items()})
+    inputs = [str(root / ".buildkite" / name) for name in files]
+    text = CliRunner().invoke(cli, ["import", *inputs, "--out", str(root / "text")], env={"PIPEGEN_CACHE_DIR": ""})
+    result = CliRunner().invoke(cli, ["import", *inputs, "--out", str(root / "json"), "--format", "json"],
+                                env={"PIPEGEN_CACHE_DIR": ""})
+    data = json.loads(result.stdout)
+    jsonschema.Draft202012Validator(IMPORT).validate(data)
+    assert result.exit_code == text.exit_code == data["exit_code"] == (0 if data["proven"] else 1)
+    assert data["proven"] == ("Proven:" in text.stdout) == (not uncarried)
+    assert data["inputs"] == [f".buildkite/{name}" for name in files]
+    assert data["files"] == sorted(str(p.relative_to(root / "json")) for p in (root / "json").rglob("*.yaml"))
+    lines = text.stdout.splitlines()
+    for item in data["not_carried"]:
+        place = f"{item['file']}:{item['line']}:{item['column']}: " if item["line"] else \
+            f"{item['file']}: " if item["file"] else ""
+        assert f"  {place}{item['message']}" in lines
