@@ -1,12 +1,14 @@
 """A page's pipegen declarations, checked as pipegen reads them: each file-marked `yaml` block that is a config
 (a file named pipegen.yaml) or a steps file (under a path a config block's `steps:` names) is validated against
-pipegen's JSON Schema, and each config is loaded by pipegen as the page left it.
+pipegen's JSON Schema, and each config is loaded by pipegen as the page left it. An unmarked block whose first
+line names such a file (`# .buildkite/pipegen.yaml`, `# .buildkite/steps/unit.yaml: ...`) is validated too.
 
 A deliberately broken declaration (to show pipegen's message) is written by a file-marked `text` block.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -18,6 +20,7 @@ from pipegen.errors import PipegenError
 from tests.docs.blocks import Block
 
 CONFIG_NAME = "pipegen.yaml"
+HEADER = re.compile(r"#\s*(\S+\.ya?ml)\b")  # a first line naming the file the block shows
 
 
 def _root(config: PurePosixPath) -> PurePosixPath:
@@ -45,15 +48,26 @@ def kinds(blocks: list[Block]) -> dict[str, str]:
     return found
 
 
+def _header_kind(block: Block) -> tuple[str, str] | None:
+    """An unmarked yaml block that names its file in a first-line comment (`# .buildkite/steps/unit.yaml`)."""
+    named = HEADER.match(block.text) if block.lang in ("yaml", "yml") and not block.file else None
+    if named is None:
+        return None
+    path = PurePosixPath(named[1])
+    kind = "config" if path.name == CONFIG_NAME else "steps" if "steps" in path.parent.parts else None
+    return (kind, named[1]) if kind else None
+
+
 def problems(blocks: list[Block], folder: Path) -> str | None:
     """The first declaration block the schema refuses, or the first config pipegen cannot load; None when fine."""
     found = kinds(blocks)
     for block in blocks:
-        kind = found.get(block.file or "")
+        marked = found.get(block.file or "")
+        kind, name = (marked, block.file or "") if marked else _header_kind(block) or ("", "")
         if kind and block.not_run is None:
             why = own_format_problem(kind, yaml.safe_load(block.text))
             if why:
-                return f"{block.where}: {block.file} is refused by pipegen's JSON Schema of a {kind} file: {why}"
+                return f"{block.where}: {name} is refused by pipegen's JSON Schema of a {kind} file: {why}"
     for block in blocks:
         path = folder / (block.file or "")
         if found.get(block.file or "") == "config" and path.is_file() and path.read_text() == block.text:

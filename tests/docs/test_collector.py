@@ -149,3 +149,13 @@ def test_other_yaml_is_not_read_as_a_declaration_and_text_blocks_are_not_validat
     other = "<!-- file: .buildkite/pipeline.yml -->\n'''yaml\nsteps: [{command: make, comands: x}]\n'''\n"
     broken = "<!-- file: bad/pipegen.yaml -->\n'''text\nstep: [x]\n'''\n"
     assert outcome(tmp_path, CONFIG + steps + other + broken) is None
+
+
+def test_an_unmarked_block_that_names_a_declaration_file_is_validated(tmp_path):
+    assert outcome(tmp_path, f"'''yaml\n# .buildkite/steps/unit.yaml: the unit tests\n{STEPS}'''\n") is None
+    failed = outcome(tmp_path / "b", "'''yaml\n# .buildkite/pipegen.yaml\nsteps: [ci]\nbase_brunch: main\n'''\n")
+    assert failed is not None and failed.startswith("page.md:1: .buildkite/pipegen.yaml is refused by pipegen's "
+                                                    "JSON Schema of a config file") and "base_brunch" in failed
+    failed = outcome(tmp_path / "c", f"'''yaml\n# ci/steps/unit.yml\n{STEPS.replace('label', 'lable')}'''\n")
+    assert failed is not None and "ci/steps/unit.yml is refused" in failed
+    assert outcome(tmp_path / "d", "'''yaml\n# .buildkite/pipeline.yml\nsteps: [{command: make, comands: x}]\n'''\n") is None
