@@ -6,13 +6,15 @@ from pathlib import Path
 
 AGENT = """#!/bin/sh
 # records one call: its arguments and its standard input; exits with $FAKE_<SUBCOMMAND>_EXIT;
-# annotate sleeps $FAKE_ANNOTATE_SLEEP seconds first (a hanging agent), in a child as a real agent's would
+# annotate sleeps $FAKE_ANNOTATE_SLEEP seconds first (a hanging agent), in a child as a real agent's would,
+# then prints $FAKE_ANNOTATE_SAYS
 n=$(ls "$RECORD" | grep -c "args$")
 printf '%s\\n' "$@" > "$RECORD/$n.args"
 cat > "$RECORD/$n.stdin"
 case "$1" in
-  annotate) [ -n "$FAKE_ANNOTATE_SLEEP" ] && sleep "$FAKE_ANNOTATE_SLEEP"
-            echo "fake agent: annotate says goodbye"; exit "${FAKE_ANNOTATE_EXIT:-0}" ;;
+  annotate) echo $$ > "$RECORD/$n.pid"
+            [ -n "$FAKE_ANNOTATE_SLEEP" ] && sleep "$FAKE_ANNOTATE_SLEEP"
+            printf '%s\n' "${FAKE_ANNOTATE_SAYS:-fake agent: annotate says goodbye}"; exit "${FAKE_ANNOTATE_EXIT:-0}" ;;
   pipeline) [ "$2" = upload ] && cp "$3" "$RECORD/$n.uploaded"; exit "${FAKE_UPLOAD_EXIT:-0}" ;;
 esac
 """

@@ -16,6 +16,7 @@ from functools import partial
 from pipegen.commands.options import RenderOptions, TerminalOptions
 from pipegen.commands.terminal import warn
 from pipegen.render.annotate import fit
+from pipegen.shown import shown
 
 AGENT = "buildkite-agent"
 
@@ -44,9 +45,12 @@ def post(markdown: str, context: str, style: str, args: RenderOptions) -> bool:
     except subprocess.TimeoutExpired:
         _stop(agent)
         return say(f"{AGENT} annotate did not finish within {timeout:g} s (stopped)")
+    except BaseException:  # Ctrl-C: the agent's session is out of the terminal's reach, so stop it here
+        _stop(agent)
+        raise
     if agent.returncode != 0:
-        lines = said.decode("utf-8", "replace").strip().splitlines()
-        return say(f"{AGENT} annotate failed (exit {agent.returncode})" + (f": {lines[-1]}" if lines else ""))
+        lines = said.decode("utf-8", "replace").strip().splitlines()  # its last line says why, as it wrote it
+        return say(f"{AGENT} annotate failed (exit {agent.returncode})" + (f": {shown(lines[-1])}" if lines else ""))
     return True
 
 

@@ -5,6 +5,7 @@ pipeline printed are those of a render without --annotate."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -31,14 +32,22 @@ def repo(tmp_path: Path) -> Path:
 def render(repo: Path, tmp_path: Path, *args: str, agent_on_path: bool = True,
            **env: str) -> tuple[subprocess.CompletedProcess[bytes], list[dict[str, str]]]:
     """`pipegen render --base main ARGS` in `repo`; the agent calls it made."""
+    clean, record = environment(tmp_path, agent_on_path, **env)
+    done = subprocess.run([*RENDER, *args], cwd=repo, env=clean, capture_output=True, timeout=120)
+    return done, agent.calls(record)
+
+
+RENDER = [sys.executable, "-m", "pipegen", "render", "--base", "main"]
+
+
+def environment(tmp_path: Path, agent_on_path: bool = True, **env: str) -> tuple[dict[str, str], Path]:
+    """This environment without Buildkite's and pipegen's variables, the fake agent first on PATH; its records."""
     bin_dir, record = agent.install(tmp_path / "agent")
     path = os.environ["PATH"]
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("BUILDKITE", "PIPEGEN"))}
     clean.update(PATH=f"{bin_dir}{os.pathsep}{path}" if agent_on_path else path, RECORD=str(record),
                  PIPEGEN_CACHE_DIR="", **env)
-    done = subprocess.run([sys.executable, "-m", "pipegen", "render", "--base", "main", *args], cwd=repo, env=clean,
-                          capture_output=True, timeout=120)
-    return done, agent.calls(record)
+    return clean, record
 
 
 def test_posts_the_annotation_it_writes_with_style_info(repo, tmp_path):
@@ -99,6 +108,41 @@ def test_an_agent_that_fails_is_a_warning_and_changes_nothing_else(repo, tmp_pat
     assert (done.returncode, done.stdout) == (plain.returncode, plain.stdout) == (0, plain.stdout)
     assert done.stderr.decode().splitlines() == [f"pipegen: WARNING: {said}; no annotation posted, the pipeline is "
                                                  "unaffected"]
+
+
+def test_what_a_failing_agent_says_is_shown_escaped_and_cut(repo, tmp_path):
+    says = "token \x1b[2J\u202e" + "!" * 5000  # a terminal escape, a bidi override, a long line
+    done, _ = render(repo, tmp_path, "--annotate", FAKE_ANNOTATE_EXIT="1", FAKE_ANNOTATE_SAYS=says)
+    said = done.stderr.decode()
+    assert done.returncode == 0 and "\x1b" not in said and "\u202e" not in said and len(said) < 500
+    assert "annotate failed (exit 1): token \\x1b[2J\\u202e!!!" in said
+
+
+def test_ctrl_c_while_annotating_stops_the_agent_and_what_it_started(repo, tmp_path):
+    env, record = environment(tmp_path, FAKE_ANNOTATE_SLEEP="60")
+    proc = subprocess.Popen([*RENDER, "--annotate"], cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not (record / "0.pid").exists() and time.monotonic() < deadline:  # the agent has started
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and b"interrupted" in stderr
+    session = int((record / "0.pid").read_text())
+    while _alive(session) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(session)  # the agent's shell and its sleep
+
+
+def _alive(session: int) -> bool:
+    """Whether a process of `session` runs (a zombie waits only to be reaped)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone while read
+            continue
+        if int(fields[3]) == session and fields[0] != "Z":  # state, ppid, pgrp, session
+            return True
+    return False
 
 
 def test_a_failed_render_stays_failed_when_annotating_fails_too(repo, tmp_path):
