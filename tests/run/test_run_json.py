@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +38,7 @@ steps:
     commands: ["echo {{matrix}}"]
     source_file_dependencies: [src]
     timeout_in_minutes: 2
+  - {label: slow, key: slow, commands: ["touch started; sleep 30"], source_file_dependencies: [slow]}
 """
 
 
@@ -132,3 +137,21 @@ def test_every_selected_step_is_in_the_run_json_exactly_once(files: dict[str, st
         assert sorted(here + elsewhere) == sorted(runs)  # once each, in one of the two
         on_gpu = {s["key"] for s in yaml.safe_load(files[".buildkite/steps/s.yaml"])["steps"] if s["hardware"] == ["h100"]}
         assert set(elsewhere) == on_gpu & set(runs)
+
+
+def test_ctrl_c_during_a_step_still_prints_one_document(repo: Path) -> None:
+    """Through the real entry point: an interrupted run is a result (exit 130), its JSON says so."""
+    proc = subprocess.Popen([sys.executable, "-m", "pipegen", "run", "--root", str(repo), "--step", "slow",
+                             "--hardware", "cpu", "--format", "json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not (repo / "started").exists():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    data = json.loads(out)
+    jsonschema.Draft202012Validator(RUN).validate(data)
+    assert proc.returncode == data["exit_code"] == 130 and data["counts"] == {"interrupted": 1}
+    assert [(job["key"], job["status"]) for job in data["jobs"]] == [("slow", "interrupted")]
+    assert "slow: interrupted" in err
