@@ -4,14 +4,11 @@ which the commands' output is tested against: a field added, renamed or dropped 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pipegen.json_output import SCHEMAS
-from tests.docs.blocks import parse
-from tests.docs.runner import run_page, sandbox
 from tests.helpers import ROOT
 
 PAGE = ROOT / "docs" / "reference" / "json-output.md"
@@ -45,7 +42,3 @@ def test_fields_are_walked() -> None:
 def test_the_page_lists_every_field_once_in_schema_order(command: str) -> None:
     assert documented(command) == fields(SCHEMAS[command])
 
-
-def test_the_pages_examples_run(tmp_path: Path) -> None:
-    """Its examples are the commands' real output (the docs collector's rules: tests/docs/)."""
-    assert run_page(parse(PAGE.read_text(encoding="utf-8"), str(PAGE)), sandbox(tmp_path)) is None
