@@ -24,6 +24,8 @@ from pipegen.dialects.own.schema import KINDS as SCHEMAS
 from pipegen.dialects.own.schema import own_format_schema
 from pipegen.dialects.vllm import config as vllm_config
 from pipegen.dialects.vllm import steps as vllm_steps
+from pipegen.hardware.inventory_fields import FAMILY_FIELDS, INVENTORY_FIELDS, ROUTE_FIELDS, TEMPLATE_FIELDS
+from pipegen.hardware.template_fields import JOB_FIELDS
 
 PAGE = "reference/fields.md"
 BUILDKITE_STEP = "https://buildkite.com/docs/pipelines/configure/step-types/command-step"
@@ -39,7 +41,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 
 def page() -> str:
     return "\n".join([
-        "# Fields of the config and the steps files",
+        "# Fields of the config, the steps files and the inventory",
         "",
         "Generated at build time from the field tables pipegen's loader checks every file with (type, default, "
         "description, example): a field listed here is one the loader reads, and every field it reads is listed. "
@@ -85,8 +87,21 @@ def page() -> str:
         "with its fields as Buildkite's schema defines them (`waiter` for `wait` too); a trigger step also takes "
         f"`{'` and `'.join(OWN)}`, and is selected like a command step.",
         "",
+        *inventory(),
         *vllm(),
     ])
+
+
+def inventory() -> list[str]:
+    return [
+        *section("## The hardware inventory: `.buildkite/hardware.yaml`", INVENTORY_FIELDS,
+                 "Or the mapping under the config's `hardware:`. The JSON Schema leaves it to the loader (any "
+                 "mapping); its build context (`build:`) is described with `pipegen render`."),
+        *section("### A family (`families:` values)", FAMILY_FIELDS),
+        *section("### A template (`templates:` values, or a family's `template:`)", TEMPLATE_FIELDS),
+        *section("### A template's `job:`", JOB_FIELDS),
+        *section("### A route (`routes:` items)", ROUTE_FIELDS),
+    ]
 
 
 def command_step_note() -> str:

@@ -40,6 +40,7 @@ _NAME_VALUE = {"type": ["object", "null"], "propertyNames": {"minLength": 1, "pa
 
 TYPES: dict[Any, tuple[str, dict[str, Any]]] = {
     f.string: ("string", STRING),
+    f.optional_string: ("string", {**STRING, "type": ["string", "number", "null"]}),
     f.boolean: ("true or false", {"type": "boolean"}),
     f.positive_int: ("whole number >= 1", {"type": "integer", "minimum": 1}),
     f.minutes: ("whole number >= 1, or one upload-time variable ('${TIMEOUT:-30}')",

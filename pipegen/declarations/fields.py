@@ -33,6 +33,10 @@ def string(value: Any, where: Location) -> str:
     raise _fail(where, f"expected a string, got {_kind(value)}", "write the value as a string")
 
 
+def optional_string(value: Any, where: Location) -> str | None:
+    return None if value is None else string(value, where)
+
+
 def boolean(value: Any, where: Location) -> bool:
     if isinstance(value, bool):
         return value

@@ -32,11 +32,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from pipegen.declarations.discover import DEFAULT_INVENTORY
-from pipegen.declarations.fields import Checker, anything, check_fields, require_mapping, string, string_list, tag_map
+from pipegen.declarations.fields import check_fields, require_mapping, string
 from pipegen.declarations.yamlio import LocList, load_file
 from pipegen.errors import DeclarationError
 from pipegen.hardware.build_context import apply, parse_build, resolve
 from pipegen.hardware.build_spec import BuildInfo
+from pipegen.hardware.inventory_fields import FAMILY_FIELDS, INVENTORY_FIELDS, ROUTE_FIELDS, TEMPLATE_FIELDS
 from pipegen.hardware.preset_merge import extended
 from pipegen.hardware.template_fields import job_fields, plain, setup_commands
 from pipegen.hardware.types import DOCKER_PLUGIN, PLAIN, TEMPLATE_KINDS, VENDORS, Family, Inventory, Route, Template
@@ -107,27 +108,6 @@ def _extended_preset(path: str, preset_name: str) -> Inventory:
     require_mapping(own, Location(DEFAULT_INVENTORY, 1, 1), "the hardware inventory")
     return parse_inventory(extended(_preset_data(preset_name), own),
                            f"{_preset_source(preset_name)} + {DEFAULT_INVENTORY}")
-
-
-def _optional_string(value: Any, where: Location) -> str | None:
-    return None if value is None else string(value, where)
-
-
-INVENTORY_FIELDS: dict[str, Checker] = {
-    "default": string, "no_gpu": string, "templates": anything, "families": anything, "routes": anything,
-    "build": anything,
-}
-ROUTE_FIELDS: dict[str, Checker] = {"label": string, "key": string, "family": string}
-FAMILY_FIELDS: dict[str, Checker] = {
-    "vendor": anything, "arch": _optional_string, "queue": string, "queues": anything,
-    "template": anything, "agents": tag_map, "description": anything, "native": string,
-}
-TEMPLATE_FIELDS: dict[str, Checker] = {
-    "kind": anything, "plugin": _optional_string, "image": _optional_string, "gpus": _optional_string,
-    "volumes": string_list, "environment": string_list, "devices": string_list, "options": anything,
-    "pod_spec": anything, "podSpec": anything, "setup": anything, "wrap": _optional_string,
-    "file": _optional_string, "description": anything, "job": anything,
-}
 
 
 def parse_inventory(data: Any, source: str) -> Inventory:

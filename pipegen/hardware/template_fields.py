@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipegen.declarations.field import Field
 from pipegen.declarations.fields import (
     Checker,
     anything,
@@ -22,10 +23,26 @@ from pipegen.hardware.types import JobFields, SetupCommand
 from pipegen.model import Location
 
 JOB_FIELDS: dict[str, Checker] = {
-    "env": env_map, "retry": mapping, "retry_mode": choice("add", "replace"), "priority": anything,
-    "artifact_paths": string_list, "default_timeout": positive_int, "max_timeout": positive_int,
-    "runner": string, "commands_env": string, "block_waits": boolean, "banners": boolean,
-    "lost_agent_retry": positive_int,
+    "env": Field(env_map, "Variables of every job it wraps (`{gpus}`: the job's GPU count).",
+                 example={"NUM_GPUS": "{gpus}"}),
+    "retry": Field(mapping, "Retry conditions put before the step's own.",
+                   example={"automatic": [{"exit_status": -1, "limit": 1}]}),
+    "retry_mode": Field(choice("add", "replace"), "replace: its retry replaces the step's.", default="add",
+                        example="replace"),
+    "priority": Field(anything, "Buildkite's job priority.", example=1, words="whole number"),
+    "artifact_paths": Field(string_list, "Artifacts every job uploads.", example=["logs/*.xml"]),
+    "default_timeout": Field(positive_int, "Minutes of a job whose step sets no timeout.", example=60),
+    "max_timeout": Field(positive_int, "The most minutes a job may take (a longer timeout is cut to it).",
+                         example=180),
+    "runner": Field(string, "A command the job runs instead, finding the step's commands in commands_env.",
+                    example="bash .buildkite/run-amd-test.sh"),
+    "commands_env": Field(string, "The variable that holds the commands for runner (joined by ' && ').",
+                          example="VLLM_TEST_COMMANDS"),
+    "block_waits": Field(boolean, "A block step waits for the job's dependencies.", default=False, example=True),
+    "banners": Field(boolean, "An `echo '+++ ...'` log section before each command.", default=False,
+                     example=True),
+    "lost_agent_retry": Field(positive_int, "One more automatic retry, with this limit, when the agent is lost "
+                              "(exit -1).", example=1),
 }
 
 

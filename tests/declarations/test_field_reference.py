@@ -24,6 +24,8 @@ from pipegen.dialects.own import steps as own_steps
 from pipegen.dialects.own.schema import own_format_schema
 from pipegen.dialects.vllm import config as vllm_config
 from pipegen.dialects.vllm import steps as vllm_steps
+from pipegen.hardware.inventory_fields import FAMILY_FIELDS, INVENTORY_FIELDS, ROUTE_FIELDS, TEMPLATE_FIELDS
+from pipegen.hardware.template_fields import JOB_FIELDS
 from pipegen.model import Location
 from tests.helpers import ROOT
 
@@ -31,6 +33,8 @@ TABLES: dict[str, dict[str, Any]] = {
     "config": own_config.CONFIG_FIELDS, "rule": own_config.RULE_FIELDS, "label": LABEL_FIELDS,
     "steps file": own_steps.FILE_FIELDS, "step": own_steps.STEP_OWN_FIELDS, "mirror.amd": MIRROR_FIELDS,
     "vLLM config": vllm_config.CONFIG_FIELDS, "vLLM steps file": vllm_steps.FILE_FIELDS,
+    "inventory": INVENTORY_FIELDS, "family": FAMILY_FIELDS, "template": TEMPLATE_FIELDS, "job": JOB_FIELDS,
+    "route": ROUTE_FIELDS,
 }
 FIELDS = [(table, name) for table, spec in TABLES.items() for name in spec]
 
