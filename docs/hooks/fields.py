@@ -135,13 +135,18 @@ def section(title: str, spec: Mapping[str, Any], note: str = "") -> list[str]:
     for name, field in spec.items():
         words, _ = type_of(field)
         default = "" if field.default is UNSET else code(field.default)
-        example = "" if field.example is UNSET else f"`{name}: {cell(flow(field.example))}`"
+        example = "" if field.example is UNSET else code_pair(name, field.example)
         lines.append(f"| `{name}` | {cell(words)} | {default} | {cell(field.doc)} | {example} |")
     return [*lines, ""]
 
 
 def code(value: Any) -> str:
     return f"`{cell(flow(value))}`"
+
+
+def code_pair(name: str, value: Any) -> str:
+    """`name: value` as YAML writes it in a flow mapping (quoted where a plain scalar would not load)."""
+    return f"`{cell(flow({name: value})[1:-1])}`"
 
 
 def flow(value: Any) -> str:

@@ -32,10 +32,9 @@ from tests.helpers import ROOT
 TABLES: dict[str, dict[str, Any]] = {
     "config": own_config.CONFIG_FIELDS, "rule": own_config.RULE_FIELDS, "label": LABEL_FIELDS,
     "steps file": own_steps.FILE_FIELDS, "step": own_steps.STEP_OWN_FIELDS, "mirror.amd": MIRROR_FIELDS,
-    "vLLM config": vllm_config.CONFIG_FIELDS, "vLLM steps file": vllm_steps.FILE_FIELDS,
     "inventory": INVENTORY_FIELDS, "family": FAMILY_FIELDS, "template": TEMPLATE_FIELDS, "job": JOB_FIELDS,
-    "route": ROUTE_FIELDS,
-}
+    "route": ROUTE_FIELDS, "vLLM config": vllm_config.CONFIG_FIELDS, "vLLM steps file": vllm_steps.FILE_FIELDS,
+}  # in the page's order
 FIELDS = [(table, name) for table, spec in TABLES.items() for name in spec]
 
 
@@ -54,6 +53,13 @@ def test_the_page_has_a_row_for_each_field_of_each_table() -> None:
     assert set(rows) == {name for _table, name in FIELDS}
     assert "| `timeout_in_minutes` | whole number >= 1, or one upload-time variable" in page
     assert "[steps.json](schema/steps.json)" in page and "yaml-language-server: $schema=" in page
+
+
+def test_each_example_the_page_shows_is_yaml_of_the_declared_example() -> None:
+    shown = re.findall(r"^\| `([^`]+)` \|.*\| `(.*)` \|$", hook().page(), re.M)
+    declared = [(name, spec[name].example) for spec in TABLES.values() for name in spec]
+    for (name, text), (same, example) in zip(shown, declared, strict=True):
+        assert name == same and yaml.safe_load("{" + text.replace("\\|", "|") + "}") == {name: example}, text
 
 
 @pytest.mark.parametrize(("table", "name"), FIELDS, ids=[f"{t}.{n}" for t, n in FIELDS])
