@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from pipegen.buildkite.interpolation import InterpolationError, TooDeep, name_at, parse, unescaped
+from pipegen.buildkite.interpolation import Expansion, InterpolationError, TooDeep, name_at, parse, unescaped
 from pipegen.errors import DeclarationError
 
 if TYPE_CHECKING:
@@ -162,14 +162,21 @@ def deliverable(step: Step, dollars: Dollars) -> None:
 
 
 # One upload-time variable as Buildkite's interpolation reads it: $NAME, ${NAME}, ${NAME:-default},
-# ${NAME-default}, ${NAME?message}, ${NAME:?message}, ${NAME:offset[:length]}.
+# ${NAME-default}, ${NAME?message}, ${NAME:offset[:length]} (`${NAME:?x}` is an offset Buildkite cannot read).
 UPLOAD_VARIABLE = re.compile(r"\$(?:(?P<bare>[A-Za-z_][A-Za-z0-9_]*)|\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
-                             r"(?:(?P<op>:?-|:?\?|:)(?P<arg>[^}]*))?\})")
+                             r"(?:(?P<op>:-|-|\?|:)(?P<arg>[^}]*))?\})")
 
 
 def upload_variable(text: str) -> re.Match[str] | None:
-    """The match when `text` is exactly one upload-time variable (`${TIMEOUT?}`, `${TIMEOUT:-30}`)."""
-    return UPLOAD_VARIABLE.fullmatch(text)
+    """The match when `text` is exactly one upload-time variable (`${TIMEOUT?}`, `${TIMEOUT:-30}`) that
+    Buildkite's parser reads (interpolation.parse: not `${T:?}`, `${T:x}` or `$_T`, on which the upload fails
+    or which it leaves as text)."""
+    match = UPLOAD_VARIABLE.fullmatch(text)
+    try:
+        items = parse(text) if match else ()
+    except InterpolationError:
+        return None
+    return match if len(items) == 1 and isinstance(items[0], Expansion) else None
 
 
 def upload_value(match: re.Match[str], environ: dict[str, str] | Any) -> str | None:
@@ -178,6 +185,6 @@ def upload_value(match: re.Match[str], environ: dict[str, str] | Any) -> str | N
     value, op, arg = environ.get(name), match["op"] or "", match["arg"] or ""
     if op in (":-", "-"):
         return arg if value is None or (op == ":-" and value == "") else value
-    if op in (":?", "?") and (value is None or (op == ":?" and value == "")):
+    if op == "?" and value is None:
         return None
     return value

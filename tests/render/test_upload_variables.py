@@ -50,7 +50,10 @@ def test_check_does_not_call_a_key_with_variables_invalid(tmp_path):
 def test_what_no_upload_could_make_a_number_of_is_refused_at_load(tmp_path):
     for index, (bad, fix) in enumerate([("${TIMEOUT:-soon}", "a default must be a whole number"),
                                         ("30 minutes", "write e.g. 30"),
-                                        ("${TIMEOUT?not set}", "write e.g. 30")]):
+                                        ("${TIMEOUT?not set}", "write e.g. 30"),
+                                        # Buildkite's parser reads ':' then an offset: '?' is none, the upload fails
+                                        ("${TIMEOUT:?}", "write e.g. 30"), ("${TIMEOUT:x}", "write e.g. 30"),
+                                        ("${_TIMEOUT}", "write e.g. 30")]):
         result = invoke(make(tmp_path / str(index), STEPS.replace("${TIMEOUT?}", f'"{bad}"')), "select",
                         "--files-from", "/dev/null")
         assert result.exit_code == 2, result.output
