@@ -11,8 +11,9 @@ count, two examples, the import chain of the first, and every file
 
 from __future__ import annotations
 
+import bisect
 import posixpath
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 
 from pipegen.check.entries import declared
 from pipegen.check.file_index import FileIndex
@@ -22,7 +23,7 @@ from pipegen.model import Step
 Chain = Callable[[str], list[str]]  # an uncovered file -> one import chain from the step's tests to it
 
 
-def group_by_folder(missing: Iterable[str], covered: int, index: FileIndex) -> dict[tuple[str, bool], list[str]]:
+def group_by_folder(missing: Sequence[str], covered: int, index: FileIndex) -> dict[tuple[str, bool], list[str]]:
     """Uncovered files by (folder, whether no file in it is covered); folders end in "/", "" is the root."""
     clean: dict[str, bool] = {}  # folder -> holds no covered file
     group_of: dict[str, tuple[str, bool]] = {}  # a file's folder -> its group
@@ -42,12 +43,21 @@ def group_by_folder(missing: Iterable[str], covered: int, index: FileIndex) -> d
 
     groups: dict[tuple[str, bool], list[str]] = {}
     parent, files = None, []  # `missing` is sorted: a folder's files come together
-    for path in missing:
+    at = 0
+    while at < len(missing):
+        path = missing[at]
         folder = path.rpartition("/")[0]
         if folder != parent:
             parent = folder
             files = groups.setdefault(group(folder), [])
+            top, whole = group_of[folder]
+            if whole:  # every missing file below `top` is in this group, and they come together: take them at once
+                end = bisect.bisect_left(missing, top[:-1] + "0", at)  # "0" follows "/"
+                files += missing[at:end]
+                at, parent = end, None
+                continue
         files.append(path)
+        at += 1
     return groups
 
 

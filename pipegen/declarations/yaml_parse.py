@@ -150,9 +150,14 @@ class _LocLoader(_Located, _Loader):  # type: ignore[misc]
     """libyaml's parser where PyYAML has it."""
 
 
-class _AliasLoader(_Located, yaml.SafeLoader):
+class _AliasLoader(_Located, yaml.composer.Composer, _Loader):  # type: ignore[misc]
     """A text that uses an alias: PyYAML's own composer, which says where each alias is used (libyaml's
-    gives only the anchored node)."""
+    gives only the anchored node), over libyaml's events where PyYAML has them (its own parser in Python
+    took 0.1 s of a `check` on vLLM, for the preset inventory)."""
+
+    def __init__(self, stream: str):
+        _Loader.__init__(self, stream)
+        yaml.composer.Composer.__init__(self)
 
 
 for _loader in (_LocLoader, _AliasLoader):
