@@ -278,10 +278,12 @@ def import_(**options: Any) -> int:
 
 
 @cli.command()
-@click.argument("kind", type=click.Choice(["config", "steps", *(f"{c}-output" for c in SCHEMAS)]), default="config")
+@click.argument("kind", type=click.Choice(["config", "steps", "hardware", *(f"{c}-output" for c in SCHEMAS)]),
+                default="config")
 @guard
 def schema(kind: str, **_terminal: Any) -> int:  # JSON only: -q/-v/--color change nothing but errors
-    """Print the JSON Schema of pipegen's config (default) or steps files, or of a command's --format json output."""
+    """Print the JSON Schema of pipegen's config (default), steps files or hardware inventory, or of a command's
+    --format json output."""
     from pipegen.commands.schema import main
 
     return main(kind, sys.stdout)

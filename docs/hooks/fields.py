@@ -25,6 +25,7 @@ from pipegen.dialects.own.schema import own_format_schema
 from pipegen.dialects.vllm import config as vllm_config
 from pipegen.dialects.vllm import steps as vllm_steps
 from pipegen.hardware.inventory_fields import FAMILY_FIELDS, INVENTORY_FIELDS, ROUTE_FIELDS, TEMPLATE_FIELDS
+from pipegen.hardware.schema import inventory_schema
 from pipegen.hardware.template_fields import JOB_FIELDS
 
 PAGE = "reference/fields.md"
@@ -33,8 +34,8 @@ BUILDKITE_STEP = "https://buildkite.com/docs/pipelines/configure/step-types/comm
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:
     files.append(File.generated(config, PAGE, content=page()))
-    for kind in SCHEMAS:
-        text = json.dumps(own_format_schema(kind), indent=2, ensure_ascii=False) + "\n"
+    for kind, schema in [*((kind, own_format_schema(kind)) for kind in SCHEMAS), ("hardware", inventory_schema())]:
+        text = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
         files.append(File.generated(config, f"reference/schema/{kind}.json", content=text))
     return files
 
@@ -50,9 +51,10 @@ def page() -> str:
         "",
         "## Editor support: the JSON Schema",
         "",
-        "`pipegen schema config` and `pipegen schema steps` print the JSON Schema (draft-07) of the config and "
-        "of a steps file, made from the same tables ([config.json](schema/config.json), "
-        "[steps.json](schema/steps.json)). Save them beside the files and name them on a file's first line; "
+        "`pipegen schema config`, `pipegen schema steps` and `pipegen schema hardware` print the JSON Schema "
+        "(draft-07) of the config, of a steps file and of the hardware inventory, made from the same tables "
+        "([config.json](schema/config.json), [steps.json](schema/steps.json), "
+        "[hardware.json](schema/hardware.json)). Save them beside the files and name them on a file's first line; "
         "the YAML language server (VS Code's YAML extension, and editors built on it) then completes, "
         "describes and checks the fields as you type:",
         "",
@@ -95,8 +97,9 @@ def page() -> str:
 def inventory() -> list[str]:
     return [
         *section("## The hardware inventory: `.buildkite/hardware.yaml`", INVENTORY_FIELDS,
-                 "Or the mapping under the config's `hardware:`. The JSON Schema leaves it to the loader (any "
-                 "mapping); its build context (`build:`) is described with `pipegen render`."),
+                 "Or the mapping under the config's `hardware:` (which the config's JSON Schema leaves to the "
+                 "loader). `pipegen schema hardware` prints the file's JSON Schema; its build context (`build:`) "
+                 "is described with `pipegen render`."),
         *section("### A family (`families:` values)", FAMILY_FIELDS),
         *section("### A template (`templates:` values, or a family's `template:`)", TEMPLATE_FIELDS),
         *section("### A template's `job:`", JOB_FIELDS),

@@ -33,10 +33,12 @@ def as_json(value: Any) -> Any:
     return value
 
 
-def fields_object(spec: Mapping[str, Any], required: Iterable[str] = (), **extra: Any) -> dict[str, Any]:
-    """An object of exactly `spec`'s fields (the loader's check_fields refuses any other)."""
-    out = {"type": "object", "properties": {name: described(field) for name, field in spec.items()},
-           "additionalProperties": False, **extra}
+def fields_object(spec: Mapping[str, Any], required: Iterable[str] = (), shapes: Mapping[str, Any] | None = None,
+                  **extra: Any) -> dict[str, Any]:
+    """An object of exactly `spec`'s fields (the loader's check_fields refuses any other); `shapes`: a field's
+    schema where it is more than its checker's type."""
+    out = {"type": "object", "additionalProperties": False, **extra,
+           "properties": {name: described(field, (shapes or {}).get(name)) for name, field in spec.items()}}
     if required:
         out["required"] = list(required)
     return out
