@@ -17,10 +17,13 @@ NO_NUL = "^[^\\u0000]*$"  # fields.string refuses a NUL: no command line, variab
 STRING = {"type": ["string", "number"], "pattern": NO_NUL}  # a number is read as its text
 ITEM = "#/definitions/pipegen-entry"
 ENTRIES = "#/definitions/pipegen-entries"
-# One upload-time variable, unquoted, whose default is a whole number >= 1 (fields.minutes).
-_NAME = "[A-Za-z_][A-Za-z0-9_]*"
-_ARG = "[^}\\s#'\"]*"
-UPLOAD_MINUTES = (f"^\\s*\\$(?:{_NAME}|\\{{{_NAME}(?::?\\?{_ARG}|:(?![-?]){_ARG}|:?-0*[1-9][0-9]*)?\\}})\\s*$")
+# One upload-time variable, unquoted, as Buildkite's parser reads it (upload_escape.upload_variable): a name
+# starting with a letter; a default (`:-`, `-`) that is a whole number >= 1 (fields.minutes), a `?` message
+# (no `${` in it), or a substring `:OFFSET[:LENGTH]`.
+_NAME = "[A-Za-z][A-Za-z0-9_]*"
+_MESSAGE = "(?:[^}\\s#'\"$]|\\$(?!\\{))*"
+UPLOAD_MINUTES = (f"^\\s*\\$(?:{_NAME}|\\{{{_NAME}(?::?-0*[1-9][0-9]*|\\?{_MESSAGE}|:\\+?[0-9]+(?::[+-]?[0-9]+)?)?"
+                  "\\})\\s*$")
 
 # Shared parts the fragments point to ($ref), merged into the schema's definitions.
 DEFINITIONS: dict[str, Any] = {

@@ -127,6 +127,8 @@ CASES = [
     ("env name with =", CONFIG, STEP + "    env: {'A=B': x}\n", False),
     ("timeout variable", CONFIG, STEP + "    timeout_in_minutes: ${T:-30}\n", True),
     ("timeout zero default", CONFIG, STEP + "    timeout_in_minutes: ${T:-0}\n", False),
+    ("timeout offset Buildkite cannot read", CONFIG, STEP + "    timeout_in_minutes: ${T:?}\n", False),
+    ("timeout name not a letter", CONFIG, STEP + "    timeout_in_minutes: $_T\n", False),
     ("timeout zero", CONFIG, STEP + "    timeout_in_minutes: 0\n", False),
     ("hardware targets", CONFIG, STEP + "    hardware: [cpu, 'h100:2']\n", True),
     ("hardware zero", CONFIG, STEP + "    hardware: ['h100:0']\n", False),
@@ -174,7 +176,7 @@ def test_the_schema_and_the_loader_agree(tmp_path: Path, what: str, config: str,
 
 # Values of every shape YAML gives, with the characters the checkers look at.
 SCALARS = st.none() | st.booleans() | st.integers(-2, 40) | st.floats(allow_nan=False, allow_infinity=False) \
-    | st.text("ab=:-?${}01 #", max_size=8) | st.sampled_from(["${T:-30}", "${T?}", "$T", "${T:-0}", "cpu", "h100:2"])
+    | st.text("ab_=:-+?${}01 #", max_size=8) | st.sampled_from(["${T:-30}", "${T?}", "$T", "${T:-0}", "cpu", "h100:2"])
 VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3)
                       | st.dictionaries(st.sampled_from(["python", "cargo", "use", "A", "amd", "device"]), inner,
                                         max_size=3), max_leaves=6)
