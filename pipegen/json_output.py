@@ -113,7 +113,8 @@ IMPORT = _document("import", {
     "inputs": STRS, "out_dir": STR, "config": STR, "files": STRS, "steps": INT,
     "families": {"type": "object", "additionalProperties": STR}, "selecting": STRS, "notes": _list(SAID),
     "not_carried": _list(SAID),
-    "differences": _list(_obj({"step": STR, "field": STR, "expected": {}, "got": {}})),
+    "differences": _list(_obj({"step": STR, "field": STR, "file": _or_null(STR), "line": _or_null(INT),
+                               "column": _or_null(INT), "expected": {}, "got": {}})),
     "proven": BOOL, "exit_code": INT,
 })
 

@@ -47,10 +47,10 @@ def main(args: ImportOptions, out: TextIO) -> int:
     inputs = [_display(p, root) for p in args.files]
     code = EXIT_FINDINGS if result.missing or differences else EXIT_OK
     if args.fmt == "json":
-        from pipegen.importer.import_json import import_json
+        from pipegen.importer.import_json import import_json, places
         from pipegen.json_output import dumps
 
-        out.write(dumps(import_json(result, differences, relative, inputs, code)))
+        out.write(dumps(import_json(result, differences, relative, inputs, code, places(pipelines))))
     else:
         out.write(report(result, differences, relative, inputs))
     return code

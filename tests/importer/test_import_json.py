@@ -78,7 +78,8 @@ def test_what_is_not_carried_has_its_place_and_agrees_with_the_text(tmp_path: Pa
     listed = lines[lines.index("Not carried over (the files are written with everything else):") + 1:]
     for item in data["not_carried"]:
         assert f"  {item['file']}:{item['line']}:{item['column']}: {item['message']}" in listed
-    assert data["differences"] == [{"step": "deploy", "field": "inputs", "expected": ["src/deploy"], "got": None}]
+    assert data["differences"] == [{"step": "deploy", "field": "inputs", "file": ".buildkite/pipeline.yml", "line": 13,
+                                    "column": 5, "expected": ["src/deploy"], "got": None}]
     assert "  inputs: differs on 1 step (deploy); 'deploy' had '[\"src/deploy\"]', renders nothing" in lines
 
 
