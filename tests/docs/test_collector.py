@@ -159,3 +159,11 @@ def test_an_unmarked_block_that_names_a_declaration_file_is_validated(tmp_path):
     failed = outcome(tmp_path / "c", f"'''yaml\n# ci/steps/unit.yml\n{STEPS.replace('label', 'lable')}'''\n")
     assert failed is not None and "ci/steps/unit.yml is refused" in failed
     assert outcome(tmp_path / "d", "'''yaml\n# .buildkite/pipeline.yml\nsteps: [{command: make, comands: x}]\n'''\n") is None
+
+
+def test_a_hardware_inventory_is_validated(tmp_path):
+    inventory = "default: cpu\nfamilies:\n  cpu: {vendor: cpu, queue: cpu}\n"
+    assert outcome(tmp_path, f"<!-- file: .buildkite/hardware.yaml -->\n'''yaml\n{inventory}'''\n") is None
+    failed = outcome(tmp_path / "b", f"'''yaml\n# .buildkite/hardware.yaml\n{inventory.replace('queue', 'queeu')}'''\n")
+    assert failed is not None and ".buildkite/hardware.yaml is refused by pipegen's JSON Schema of a hardware file" \
+        in failed and "queeu" in failed
