@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import random
 import tempfile
 import textwrap
 from pathlib import Path
@@ -22,6 +23,8 @@ from hypothesis import strategies as st
 from pipegen.buildkite.schema import prepared
 from pipegen.cli import cli
 from pipegen.declarations import buildkite_step as bk
+from pipegen.declarations.field_types import type_of
+from pipegen.declarations.fields import minutes
 from pipegen.declarations.yamlio import load_text
 from pipegen.dialects.load import load
 from pipegen.dialects.own.config import CONFIG_FIELDS
@@ -251,3 +254,26 @@ def test_generated_steps_get_one_answer_from_the_schema_and_the_loader(labelled:
     with tempfile.TemporaryDirectory() as folder:
         by_loader = accepted_by_loader(Path(folder), yaml.safe_dump(steps))
     assert by_loader == (own_format_problem("steps", steps) is None), (step, own_format_problem("steps", steps))
+
+
+def test_the_timeout_pattern_reads_upload_variables_as_the_loader_does() -> None:
+    """A fixed corpus of 20,000 '$...' texts: fields.minutes (upload_variable, Buildkite's parser) and the
+    schema's pattern accept the same ones (a change of either shows here, not in an editor)."""
+    rng = random.Random(0)
+    texts = ["$" + "".join(rng.choice("ab_A:-+?${}01 #\\'") for _ in range(rng.randint(0, 9))) for _ in range(20000)]
+    check = fastjsonschema.compile(prepared(type_of(minutes)[1]))
+    differ = []
+    for text in texts:
+        try:
+            minutes(text, Location("f.yaml", 1, 1))
+            by_loader = True
+        except PipegenError:
+            by_loader = False
+        try:
+            check(text)
+            by_schema = True
+        except fastjsonschema.JsonSchemaValueException:
+            by_schema = False
+        if by_loader != by_schema:
+            differ.append(text)
+    assert differ == [] and sum(1 for t in texts if t.startswith("${")) > 1000
