@@ -49,15 +49,23 @@ def read_bytes(path: str, limit: int = MAX_BYTES) -> bytes:
     larger than `limit`, OSError where it cannot be opened."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise Refused(f"not a regular file: {_KINDS.get(stat.S_IFMT(mode), 'a special file')}")
-        return read_stream(handle, limit)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused(f"not a regular file: {_KINDS.get(stat.S_IFMT(info.st_mode), 'a special file')}")
+        # A buffer of the file's size, not of the bound: read(limit + 1) took 32 MiB for each file, 3x slower
+        # over vLLM's 2,500 sources. A file that grew since is read on, to the bound.
+        data = handle.read(min(info.st_size, limit) + 1)
+        if len(data) > info.st_size:
+            data += handle.read(limit + 1 - len(data))
+        return _within(data, limit)
 
 
 def read_stream(handle: BinaryIO, limit: int = MAX_BYTES) -> bytes:
     """At most `limit` bytes of an open stream (stdin, a pipe); Refused when there are more."""
-    data = handle.read(limit + 1)
+    return _within(handle.read(limit + 1), limit)
+
+
+def _within(data: bytes, limit: int) -> bytes:
     if len(data) > limit:
         raise Refused(f"larger than {limit // (1024 * 1024)} MiB, pipegen's bound on what it reads")
     return data

@@ -151,6 +151,10 @@ def _block_end(source: str, start: int, indent: int) -> int:
 
 def _names(source: str, start: int) -> list[str]:
     """`a.b as c, d` or `(x, y)` after `import`: the names, without their `as`."""
+    end = source.find("\n", start)
+    line = source[start:end if end >= 0 else len(source)]
+    if "(" not in line and "\\" not in line and "#" not in line and ";" not in line:  # most: the rest of the line
+        return [item.split()[0] for item in line.split(",") if item.strip()]
     group = _PARENTHESISED.match(source, start)
     if group:
         text = _COMMENT.sub("", group.group(1))

@@ -130,6 +130,20 @@ def test_a_file_over_the_bound_is_refused(tmp_path):
         read_bytes(str(big), 1000)
 
 
+@pytest.mark.parametrize("reported", [0, 10, 1000, 1001])
+def test_a_file_that_grew_since_its_size_was_read_is_read_whole_within_the_bound(tmp_path, monkeypatch, reported):
+    """read_bytes sizes its buffer by fstat: a file larger by the time it is read is read on, to the bound."""
+    import pipegen.bounded_read as bounded
+
+    grown = tmp_path / "grown.yaml"
+    grown.write_bytes(b"#" * 1001)
+    real = os.fstat
+    monkeypatch.setattr(bounded.os, "fstat", lambda fd: os.stat_result((*real(fd)[:6], reported, *real(fd)[7:10])))
+    assert bounded.read_bytes(str(grown), 1001) == b"#" * 1001
+    with pytest.raises(bounded.Refused, match="larger than"):
+        bounded.read_bytes(str(grown), 1000)
+
+
 def test_files_from_dev_zero_is_refused(tmp_path):
     steps_folder(tmp_path)
     done = pipegen("select", "--root", str(tmp_path), "--files-from", "/dev/zero")
