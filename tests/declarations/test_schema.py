@@ -151,6 +151,8 @@ CASES = [
     ("no label after a wait", CONFIG, "steps:\n  - wait\n  - {command: x}\n", False),
     ("depends_on allow_failure", CONFIG, STEP + "    depends_on: [{step: b, allow_failure: true}]\n"
      "  - label: B\n    key: b\n", True),
+    ("depends_on item without step", CONFIG, STEP + "    depends_on: [{allow_failure: true}]\n", False),
+    ("file depends_on item without step", CONFIG, "depends_on: [{allow_failure: true}]\n" + STEP, False),
     ("derive", CONFIG, STEP + "    derive: {python: [src/]}\n", True),
     ("derive no roots", CONFIG, STEP + "    derive: {use: check}\n", False),
     ("mirror", CONFIG, STEP + "    mirror: {amd: {device: mi325_1}}\n", True),

@@ -37,7 +37,15 @@ def own_format_schema(kind: str) -> dict[str, Any]:
     body = _config(buildkite) if kind == "config" else steps_file(buildkite)
     own = body.pop("definitions", {})
     return {"$schema": DRAFT, "title": TITLES[kind], **body,
-            "definitions": {**buildkite["definitions"], **DEFINITIONS, **own}}
+            "definitions": {**buildkite["definitions"], **DEFINITIONS, "dependsOnList": _depends_on_list(), **own}}
+
+
+def _depends_on_list() -> dict[str, Any]:
+    """Buildkite's list of keys or `{step, allow_failure}` items, where the loader needs an item's `step`
+    (Buildkite's schema leaves it optional; an upload without it fails)."""
+    item = {"type": "object", "required": ["step"], "additionalProperties": False,
+            "properties": {"step": {"type": "string"}, "allow_failure": {"enum": [True, False, "true", "false"]}}}
+    return {"type": "array", "items": {"anyOf": [{"type": "string"}, item]}}
 
 
 def own_format_problem(kind: str, data: Any) -> str | None:
