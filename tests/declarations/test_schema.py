@@ -219,16 +219,7 @@ def test_generated_field_values_get_one_answer(data: st.DataObject) -> None:
     assume(not integral_float(value))  # JSON's 1.0 is the integer 1, YAML's a float that positive_int refuses
     field = (CONFIG_FIELDS if kind == "config" else STEP_OWN_FIELDS)[name]
     parsed = load_text(yaml.safe_dump({name: value}), "f.yaml")[name]  # located, as the loader reads it
-    try:
-        field(parsed, Location("f.yaml", 1, 1))
-        by_loader = True
-    except PipegenError:
-        by_loader = False
-    try:
-        field_validator(kind)({name: value})
-        by_schema = True
-    except fastjsonschema.JsonSchemaValueException:
-        by_schema = False
+    by_loader, by_schema = _answers(field, parsed, field_validator(kind), {name: value})
     assert by_loader == by_schema, (name, value)
 
 
@@ -266,16 +257,22 @@ def test_the_timeout_pattern_reads_upload_variables_as_the_loader_does() -> None
     check = fastjsonschema.compile(prepared(type_of(minutes)[1]))
     differ = []
     for text in texts:
-        try:
-            minutes(text, Location("f.yaml", 1, 1))
-            by_loader = True
-        except PipegenError:
-            by_loader = False
-        try:
-            check(text)
-            by_schema = True
-        except fastjsonschema.JsonSchemaValueException:
-            by_schema = False
+        by_loader, by_schema = _answers(minutes, text, check, text)
         if by_loader != by_schema:
             differ.append(text)
     assert differ == [] and sum(1 for t in texts if t.startswith("${")) > 1000
+
+
+def _answers(checker: Any, value: Any, validate: Any, data: Any) -> tuple[bool, bool]:
+    """Whether the loader's checker accepts `value` and whether the schema's validator accepts `data`."""
+    try:
+        checker(value, Location("f.yaml", 1, 1))
+        by_loader = True
+    except PipegenError:
+        by_loader = False
+    try:
+        validate(data)
+        by_schema = True
+    except fastjsonschema.JsonSchemaValueException:
+        by_schema = False
+    return by_loader, by_schema
