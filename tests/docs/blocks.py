@@ -3,6 +3,10 @@
 A marker is an HTML comment on the line right before a fence: `<!-- file: PATH -->` or `<!-- not-run: REASON -->`
 (several may stand on consecutive lines). A marker anywhere else, or of another kind, is an error: a marker that
 silently does nothing would let an example lie.
+
+A page marker, `<!-- page: checkout -->` as the page's first line, sets up the folder the whole page runs in:
+`checkout` starts it in a fresh copy of the repository under test (a page whose commands need pipegen's own
+checkout) instead of an empty folder. Anywhere else, or with another value, it is an error.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pathlib import Path
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`]*?)[ \t]*$")
 MARKER = re.compile(r"^[ \t]*<!--[ \t]*(?P<kind>[\w-]+)[ \t]*:[ \t]*(?P<value>.*?)[ \t]*-->[ \t]*$")
 KINDS = ("file", "not-run")
+PAGE_SETUPS = ("checkout",)  # <!-- page: VALUE --> on a page's first line
 LOOKALIKES = {"files", "path", "notrun", "norun", "skip", "nottested", "notested"}  # misspelt markers: errors
 
 
@@ -39,6 +44,16 @@ def language(info: str) -> str:
     """`yaml`, `{.yaml title="x"}`, `yaml title="x"` -> yaml."""
     word = info.strip().lstrip("{").split(maxsplit=1)[0] if info.strip() else ""
     return word.lstrip(".").rstrip("}").lower()
+
+
+def page_setup(text: str, page: str) -> str | None:
+    """The value of the page marker on the first line (`checkout`), None when there is none."""
+    found = MARKER.match(text.split("\n", 1)[0])
+    if not found or found["kind"].lower() != "page":
+        return None
+    if found["value"] not in PAGE_SETUPS:
+        raise PageError(f"{page}:1: unknown page setup '{found['value']}' (known: {', '.join(PAGE_SETUPS)})")
+    return found["value"]
 
 
 def parse(text: str, page: str) -> list[Block]:
@@ -86,6 +101,8 @@ def _marker(line: str, page: str, n: int) -> tuple[str, str] | None:
     if not found:
         return None
     kind = found["kind"].lower()
+    if kind == "page" and n:
+        raise PageError(f"{page}:{n + 1}: a page marker must be the page's first line")
     if kind not in KINDS and kind.replace("-", "").replace("_", "") in LOOKALIKES | {"notrun", "file"}:
         raise PageError(f"{page}:{n + 1}: unknown marker '{found['kind']}' (known: {', '.join(KINDS)})")
     return (kind, found["value"]) if kind in KINDS else None

@@ -1,9 +1,14 @@
 """Run a page's blocks top to bottom in a sandbox: a fresh empty folder, a temporary HOME with a git identity,
-the installed `pipegen` and a stand-in `buildkite-agent` on PATH (DOCS.md, "Examples that cannot lie")."""
+the installed `pipegen` and a stand-in `buildkite-agent` on PATH (DOCS.md, "Examples that cannot lie").
+
+A page that starts with `<!-- page: checkout -->` runs instead in a fresh copy of the repository under test:
+the work-tree versions of the files `git ls-files` lists, committed once in a new repository (a clean history).
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -43,7 +48,8 @@ class Sandbox:
     env: dict[str, str]
 
 
-def sandbox(tmp: Path) -> Sandbox:
+def sandbox(tmp: Path, checkout: Path | None = None) -> Sandbox:
+    """The page's sandbox; with `checkout` (a repository's root), its folder is a fresh copy of that repository."""
     home, folder, bin_dir, record = tmp / "home", tmp / "page", tmp / "bin", tmp / "agent-calls"
     for path in (home, folder, bin_dir, record):
         path.mkdir(parents=True)
@@ -57,7 +63,21 @@ def sandbox(tmp: Path) -> Sandbox:
     env.update(HOME=str(home), PATH=os.pathsep.join([str(bin_dir), str(installed), env.get("PATH", "")]),
                GIT_CONFIG_NOSYSTEM="1", PYTHONUNBUFFERED="1", COLUMNS="80", LC_ALL="C.UTF-8",
                FAKE_AGENT_RECORD=str(record))
+    if checkout is not None:
+        _copy_checkout(checkout, folder, env)
     return Sandbox(folder, record, env)
+
+
+def _copy_checkout(root: Path, folder: Path, env: dict[str, str]) -> None:
+    """The tracked files as they are in root's work tree (those deleted there skipped), in one commit."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=root, check=True, capture_output=True).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        source, target = root / name, folder / name
+        if source.is_file() or source.is_symlink():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target, follow_symlinks=False)
+    for git in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "checkout"]):
+        subprocess.run(["git", *git], cwd=folder, env=env, check=True, capture_output=True)
 
 
 def run_page(blocks: list[Block], box: Sandbox) -> str | None:

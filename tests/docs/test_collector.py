@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs.blocks import PageError, parse
+from tests.docs.blocks import PageError, page_setup, parse
 from tests.docs.console import matches
 from tests.docs.runner import NOT_RUN_REASONS, run_page, sandbox
 
@@ -167,3 +167,24 @@ def test_a_hardware_inventory_is_validated(tmp_path):
     failed = outcome(tmp_path / "b", f"'''yaml\n# .buildkite/hardware.yaml\n{inventory.replace('queue', 'queeu')}'''\n")
     assert failed is not None and ".buildkite/hardware.yaml is refused by pipegen's JSON Schema of a hardware file" \
         in failed and "queeu" in failed
+
+
+CHECKOUT_PAGE = ("<!-- page: checkout -->\n# Title\n\n'''console\n$ git status --short | wc -l && git log --oneline"
+                 " | wc -l && ls tests/docs/test_collector.py\n0\n1\ntests/docs/test_collector.py\n'''\n")
+
+
+def test_a_checkout_page_runs_in_a_committed_copy_of_the_repository(tmp_path):
+    root = Path(__file__).resolve().parent.parent.parent
+    page = CHECKOUT_PAGE.replace("'''", FENCE)
+    assert page_setup(page, "page.md") == "checkout"
+    assert run_page(parse(page, "page.md"), sandbox(tmp_path, checkout=root)) is None
+    failed = run_page(parse(page, "page.md"), sandbox(tmp_path / "b"))  # the marker ignored: an empty folder
+    assert failed is not None and "not a git repository" in failed
+
+
+def test_a_page_marker_only_on_the_first_line_with_a_known_setup():
+    assert page_setup("# Title\n<!-- page: checkout -->\n", "page.md") is None
+    with pytest.raises(PageError, match="page.md:2: a page marker must be the page's first line"):
+        parse("# Title\n<!-- page: checkout -->\n", "page.md")
+    with pytest.raises(PageError, match="page.md:1: unknown page setup 'clone'"):
+        page_setup("<!-- page: clone -->\n# Title\n", "page.md")
