@@ -14,6 +14,7 @@ from mkdocs.structure.files import File, Files
 
 from pipegen.buildkite.step_fields import ALIASES, field_names
 from pipegen.declarations.field import UNSET
+from pipegen.declarations.field_schema import as_json
 from pipegen.declarations.field_types import type_of
 from pipegen.declarations.labels import LABEL_FIELDS
 from pipegen.declarations.other_steps import KINDS, OWN
@@ -154,16 +155,8 @@ def code_pair(name: str, value: Any) -> str:
 
 def flow(value: Any) -> str:
     """A value as YAML in flow style, on one line."""
-    text = yaml.safe_dump(as_plain(value), default_flow_style=True, width=1000, sort_keys=False).strip()
+    text = yaml.safe_dump(as_json(value), default_flow_style=True, width=1000, sort_keys=False).strip()
     return text.removesuffix("...").strip()
-
-
-def as_plain(value: Any) -> Any:
-    if isinstance(value, (tuple, list)):
-        return [as_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: as_plain(v) for k, v in value.items()}
-    return value
 
 
 def cell(text: str) -> str:

@@ -77,15 +77,19 @@ def _root() -> click.Context:
     return click.Context(cli, info_name="pipegen", **cli.context_settings)
 
 
+def _subcommands(root: click.Context) -> list[tuple[str, click.Command]]:
+    """The commands --help lists, in its order."""
+    found = ((name, cli.get_command(root, name)) for name in cli.list_commands(root))
+    return [(name, command) for name, command in found if command is not None and not command.hidden]
+
+
 def commands_page() -> str:
     root = _root()
     lines = ["# Commands", "", f"{GENERATED}, from the command line's own definitions: what `pipegen COMMAND "
              "--help` prints.", "", "```text", " ".join(["pipegen", *cli.collect_usage_pieces(root)]), "```", "",
              *help_markdown(cli.help or ""), "Options:", "", *_options(cli, root), ""]
-    for name in cli.list_commands(root):
-        command = cli.get_command(root, name)
-        if command is not None and not command.hidden:
-            lines += _command(name, command, root)
+    for name, command in _subcommands(root):
+        lines += _command(name, command, root)
     return "\n".join(lines)
 
 
@@ -107,10 +111,8 @@ def exit_codes_page() -> str:
              "with one of these.", "", "| code | name | meaning |", "| --- | --- | --- |"]
     lines += [f"| {code} | `{names[code]}` | {plain(meaning)} |" for code, meaning in errors.EXIT_CODES.items()]
     lines += ["", "## What each command says of its own", ""]
-    root = _root()
-    for name in cli.list_commands(root):
-        command = cli.get_command(root, name)
-        said = EXIT_SENTENCE.search(" ".join((command.help or "").split()) if command else "")
+    for name, command in _subcommands(_root()):
+        said = EXIT_SENTENCE.search(" ".join((command.help or "").split()))
         if said:
             lines.append(f"- [`pipegen {name}`](commands.md#pipegen-{name}): {plain(said[0])}")
     return "\n".join(lines) + "\n"
