@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pipegen.model import Location
+if TYPE_CHECKING:  # model.py is costly to import, and `pipegen --version` needs errors.py
+    from pipegen.model import Location
 
 # Every exit code pipegen has, in one place (docs/reference/exit-codes.md is generated from EXIT_CODES).
 EXIT_OK = 0

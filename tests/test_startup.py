@@ -102,3 +102,10 @@ def test_import_pipegen_imports_no_torch() -> None:
     status, modules = _modules(IMPORT)
     assert status == 0 and "pipegen" in modules
     assert not [m for m in modules if m == "torch" or m.startswith("torch.")]
+
+
+def test_version_imports_only_the_command_line() -> None:
+    # `pipegen --version` (and every command's start) pays for click and cli.py, not for a command's parts.
+    status, modules = _modules(CLI, "--version")
+    assert status == 0 and "pipegen.cli" in modules
+    assert [m for m in ("pipegen.json_output", "pipegen.model", "pipegen.commands.terminal") if m in modules] == []

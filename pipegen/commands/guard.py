@@ -15,10 +15,11 @@ from typing import Any
 import click
 
 from pipegen.commands.output import output_failed
-from pipegen.commands.terminal import COLORS, detail, error, resolve
 from pipegen.errors import EXIT_INTERRUPTED, PipegenError
 
 # Writing the output failed: a closed or broken stdout, a full or failing device.
+COLORS = ("auto", "always", "never")  # --color's choices (commands/terminal.py says what each does)
+
 OUTPUT_ERRNOS = frozenset({errno.EPIPE, errno.EBADF, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG})
 
 
@@ -29,6 +30,8 @@ def guard(func: Callable[..., int]) -> Callable[..., None]:
 
     @functools.wraps(func)
     def wrapper(*args: Any, quiet: int, verbose: int, color: str, **kwargs: Any) -> None:
+        from pipegen.commands.terminal import detail, error, resolve  # at call time: `--version` needs none of it
+
         terminal = resolve(quiet, verbose, color, os.environ)
         started = time.monotonic()
         try:

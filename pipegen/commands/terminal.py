@@ -18,8 +18,6 @@ import click
 
 from pipegen.commands.options import TerminalOptions
 
-COLORS = ("auto", "always", "never")
-
 
 def resolve(quiet: int, verbose: int, color: str, environ: Mapping[str, str]) -> TerminalOptions:
     """The options as they apply here: whether stdout and stderr get colour."""

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from pipegen.cli import cli
+from pipegen.cli import SCHEMA_OUTPUTS, cli
 from pipegen.json_output import SCHEMAS, VERSION
 from tests.helpers import CLI_CONFIG, CLI_STEPS, INVENTORY, commit_files, git_repo, invoke
 
@@ -120,6 +120,11 @@ def test_run_json_through_a_subprocess(repo: Path) -> None:
     assert done.returncode == data["exit_code"] == 0 and data["counts"] == {"passed": 1}
     assert [(j["key"], j["status"]) for j in data["jobs"]] == [("bare", "passed")]
     assert "[1/1] bare on cpu: started" in done.stderr and Path(repo, data["jobs"][0]["log"]).is_file()
+
+
+def test_schema_command_offers_every_output_schema() -> None:
+    # cli.py names them itself so that start-up does not import json_output.
+    assert tuple(SCHEMAS) == SCHEMA_OUTPUTS
 
 
 @pytest.mark.parametrize("command", sorted(SCHEMAS))
