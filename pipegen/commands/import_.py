@@ -13,6 +13,8 @@ from pipegen.bounded_read import read_bytes
 from pipegen.commands.options import ImportOptions
 from pipegen.errors import EXIT_FINDINGS, EXIT_OK, PipegenError, UsageError
 from pipegen.importer.nodes import Pipeline
+from pipegen.importer.said import Said
+from pipegen.model import Location
 
 if TYPE_CHECKING:
     from pipegen.importer.convert import Imported
@@ -30,8 +32,8 @@ def main(args: ImportOptions, out: TextIO) -> int:
     out_dir = os.path.abspath(args.out_dir or _default_dir(args.files[0]))
     root = os.path.abspath(repository_root(out_dir if os.path.isdir(out_dir) else os.path.dirname(out_dir)))
     _refuse_overwrite(out_dir, args.force)
-    missing: list[str] = []
-    notes: list[str] = []
+    missing: list[Said] = []
+    notes: list[Said] = []
     pipelines = [_read(path, root, notes) for path in args.files]
     folders = _folders(root, args.environ)
     for pipeline in pipelines:
@@ -69,15 +71,24 @@ def _display(path: str, root: str) -> str:
     return path if relative.startswith("..") else relative.replace(os.sep, "/")
 
 
-def _read(path: str, root: str, notes: list[str]) -> Pipeline:
+def _read(path: str, root: str, notes: list[Said]) -> Pipeline:
     from pipegen.declarations.yamlio import load_file
     from pipegen.importer.nodes import read_pipeline
 
-    display = _display(path, root)
-    return read_pipeline(load_file(path, display, duplicates=notes), display, notes)
+    display, duplicates = _display(path, root), list[str]()
+    data = load_file(path, display, duplicates=duplicates)
+    notes += [_in(display, text) for text in duplicates]
+    return read_pipeline(data, display, notes)
 
 
-def _read_upload(paths: Sequence[str], root: str, notes: list[str]) -> Pipeline | str:
+def _in(file: str, text: str) -> Said:
+    """A sentence the YAML reader made of a key in `file` (`file:line:column: message`), split after the
+    file's name, which is known here (a name may hold `:` or `: `)."""
+    line, column, message = text[len(file) + 1:].split(":", 2)
+    return Said(Location(file, int(line), int(column)), message[1:])
+
+
+def _read_upload(paths: Sequence[str], root: str, notes: list[Said]) -> Pipeline | str:
     """The first of the files an upload names that exists in the repository (the agent's default list); a
     path that leaves the repository (`../x.yml`, an absolute path, a link out) is not followed."""
     for path in paths:
@@ -183,7 +194,7 @@ def _render_back(root: str, config: str, result: Imported, texts: list[str], nam
         selection = decide(decl, ChangeSet((), reason="pipegen import"), Options(run_all="--all"))
         text = render_pipeline(decl, selection, place(decl)).text
     except PipegenError as exc:
-        result.missing.append(f"the written declarations do not render: {exc}")
+        result.missing.append(Said(None, f"the written declarations do not render: {exc}"))
         return []
     original = build(list(zip(names, texts, strict=True)), lambda path: _upload_text(path, root),
                      consumed=(consumed,) if consumed else ())

@@ -17,8 +17,10 @@ from typing import Any
 from pipegen.importer.definitions import carry
 from pipegen.importer.families import Families, slug, tags
 from pipegen.importer.nodes import Node, Pipeline
+from pipegen.importer.said import About, Said
 from pipegen.importer.typed_fields import typed_fields
 from pipegen.importer.view import Record, depends, read_view
+from pipegen.model import Location
 
 MOVED = ("key", "identifier", "id", "depends_on", "agents", "if_changed", "label", "name")
 SELECTED = ("command", "trigger")  # the step kinds a change selects (the others are structure)
@@ -30,8 +32,8 @@ class Imported:
     """What `pipegen import` writes (plain data by file name, relative to the output folder) and says."""
 
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)  # said, exit 0
-    missing: list[str] = field(default_factory=list)  # could not be carried over: exit 1
+    notes: list[Said] = field(default_factory=list)  # said, exit 0
+    missing: list[Said] = field(default_factory=list)  # could not be carried over: exit 1
     steps: int = 0
     families: dict[str, str] = field(default_factory=dict)  # name -> its agent tags
     selecting: list[str] = field(default_factory=list)  # keys of steps that now have dependencies
@@ -40,7 +42,7 @@ class Imported:
     groups: dict[str, dict[str, Any]] = field(default_factory=dict)  # group name -> the fields written for it
 
 
-def assign_idents(pipelines: list[Pipeline], notes: list[str]) -> dict[str, dict[str, str]]:
+def assign_idents(pipelines: list[Pipeline], notes: list[Said]) -> dict[str, dict[str, str]]:
     """Every command and trigger step gets the key it has, or one made from its label; the same key in two
     files is renamed (the file's renames are returned, for its depends_on)."""
     owner: dict[str, str] = {}
@@ -51,8 +53,8 @@ def assign_idents(pipelines: list[Pipeline], notes: list[str]) -> dict[str, dict
             if key is not None and key in owner and owner[key] != pipeline.file:
                 base = f"{key}-{slug(pipeline.file.rsplit('/', 1)[-1].rsplit('.', 1)[0], 30)}"
                 node.ident = renames[pipeline.file][key] = _unique(base, owner)
-                notes.append(f"{node.where}: key '{key}' is also a key in {owner[key]}: renamed '{node.ident}' "
-                             "(this file's depends_on follow it)")
+                notes.append(Said(node.where, f"key '{key}' is also a key in {owner[key]}: renamed '{node.ident}' "
+                                  "(this file's depends_on follow it)"))
             elif key is not None:
                 node.ident = key
             if node.ident:
@@ -95,7 +97,7 @@ def convert(pipelines: list[Pipeline], out_dir: str, paths_field: str | None = N
     for pipeline in pipelines:
         view = read_view(pipeline)
         result.views.append(view)
-        own = carry(pipeline.steps, _own_top(pipeline, top, result), result.missing, pipeline.file)
+        own = carry(pipeline.steps, _own_top(pipeline, top, result), result.missing, Location(pipeline.file))
         # Files rendered as one pipeline: a wait of one would also wait for the steps of the files before it.
         context = _Context(renames[pipeline.file], families, result, own, view if len(pipelines) > 1 else None,
                            paths_field)
@@ -129,8 +131,9 @@ def _dependencies_selected(pipelines: list[Pipeline], result: Imported) -> None:
     for node in (n for p in pipelines for n in _walk(p.steps)):
         for target in (t for key, _ in depends(node.fields.get("depends_on")) for t in groups.get(key, [key])):
             if target in selecting:
-                result.notes.append(f"step '{target}' is a dependency of '{node.ident or node.label}': pipegen runs "
-                                    f"it whenever '{node.ident or node.label}' runs (its path rule skipped it before)")
+                result.notes.append(Said(None, f"step '{target}' is a dependency of '{node.ident or node.label}': "
+                                         f"pipegen runs it whenever '{node.ident or node.label}' runs (its path rule "
+                                         "skipped it before)"))
                 selecting.discard(target)
 
 
@@ -149,9 +152,9 @@ def _own_top(pipeline: Pipeline, shared: dict[str, Any], result: Imported) -> di
     own = {name: value for name, value in pipeline.top.items() if name not in shared and name != "notify"}
     for name in own:
         if name not in ("env", "agents"):
-            result.missing.append(f"{pipeline.file}: the pipeline's '{name}' (" + (
+            result.missing.append(Said(Location(pipeline.file), f"the pipeline's '{name}' (" + (
                 "another input file has another; one pipeline has one)" if name in TOP_CARRIED else
-                "no place for it in pipegen's config)"))
+                "no place for it in pipegen's config)")))
     return own
 
 
@@ -198,8 +201,8 @@ def _group_once(head: dict[str, Any], node: Node, result: Imported) -> dict[str,
     if first is head:
         return head
     if {k: v for k, v in head.items() if k != "key"} != {k: v for k, v in first.items() if k != "key"}:
-        result.missing.append(f"{node.where}: group '{name}' is also in another file, with other fields; pipegen "
-                              "writes one group of a name: this one's fields are left out")
+        result.missing.append(Said(node.where, f"group '{name}' is also in another file, with other fields; "
+                                   "pipegen writes one group of a name: this one's fields are left out"))
     return str(name)
 
 
@@ -251,7 +254,7 @@ def _step(node: Node, group: Node | None, context: _Context) -> dict[str, Any] |
             out["hardware"] = [family]
     elif "agents" in node.fields:
         out["agents"] = node.fields["agents"]
-    if node.kind == "command" and typed_fields(out, f"{node.where}: step '{out.get('key')}'", context.paths_field,
+    if node.kind == "command" and typed_fields(out, About(node.where, f"step '{out.get('key')}'"), context.paths_field,
                                                context.result.missing):
         context.result.selecting.append(node.ident)
     watch = node.watch if node.watch is not None else group.watch if group is not None else None

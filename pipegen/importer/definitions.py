@@ -16,9 +16,11 @@ from typing import Any
 
 from pipegen.buildkite.interpolation import Escaped, Expansion, InterpolationError, Item, parse
 from pipegen.importer.nodes import Node
+from pipegen.importer.said import Said
+from pipegen.model import Location
 
 
-def definitions(env: dict[str, Any], problems: list[str], where: str) -> dict[str, str]:
+def definitions(env: dict[str, Any], problems: list[Said], where: Location) -> dict[str, str]:
     """name -> the text that means its value, each with the definitions before it written in."""
     out: dict[str, str] = {}
     for name, raw in env.items():
@@ -27,7 +29,7 @@ def definitions(env: dict[str, Any], problems: list[str], where: str) -> dict[st
     return out
 
 
-def substitute(text: str, defined: dict[str, str], problems: list[str], where: str) -> str:
+def substitute(text: str, defined: dict[str, str], problems: list[Said], where: Location) -> str:
     """`text` with each reference to a defined name written as its definition, read by Buildkite's own
     grammar (buildkite/interpolation.py); text it does not parse is left for Buildkite to refuse."""
     if "$" not in text:
@@ -38,20 +40,20 @@ def substitute(text: str, defined: dict[str, str], problems: list[str], where: s
         return text
 
 
-def _written(items: tuple[Item, ...], defined: dict[str, str], problems: list[str], where: str) -> str:
+def _written(items: tuple[Item, ...], defined: dict[str, str], problems: list[Said], where: Location) -> str:
     return "".join(item if isinstance(item, str) else item.source if isinstance(item, Escaped) else
                    _expansion(item, defined, problems, where) for item in items)
 
 
-def _expansion(item: Expansion, defined: dict[str, str], problems: list[str], where: str) -> str:
+def _expansion(item: Expansion, defined: dict[str, str], problems: list[Said], where: Location) -> str:
     if item.name not in defined:  # the uploader's: kept, a default or message written with the definitions
         return item.source if not item.content else \
             f"${{{item.name}{item.op}{_written(item.content, defined, problems, where)}}}"
     known = defined[item.name]
     if item.op in ("", "-", "?") or item.op == ":-" and _never_empty(known):
         return known
-    problems.append(f"{where}: '{item.source}' over the file's own env ({item.name}: '{known}') has no form that "
-                    "holds beside other files' steps")
+    problems.append(Said(where, f"'{item.source}' over the file's own env ({item.name}: '{known}') has no form "
+                         "that holds beside other files' steps"))
     return item.source
 
 
@@ -67,18 +69,18 @@ def _literal(items: tuple[Item, ...]) -> bool:
     return any(not isinstance(item, Expansion) or item.op == ":-" and _literal(item.content) for item in items)
 
 
-def carry(nodes: list[Node], top: dict[str, Any], problems: list[str], where: str) -> dict[str, Any]:
+def carry(nodes: list[Node], top: dict[str, Any], problems: list[Said], where: Location) -> dict[str, Any]:
     """The nodes (and their children) with the file's env written in; the file's env and agents, likewise."""
     if not isinstance(top.get("env"), dict) or not top["env"]:
         return top
     defined = definitions(top["env"], problems, where)
     for item in [n for node in nodes for n in [node, *node.children]]:
-        item.fields = rewrite(item.fields, defined, problems, str(item.where))
+        item.fields = rewrite(item.fields, defined, problems, item.where)
     return {**top, "env": defined, **({"agents": rewrite(top["agents"], defined, problems, where)}
                                       if "agents" in top else {})}
 
 
-def rewrite(data: Any, defined: dict[str, str], problems: list[str], where: str) -> Any:
+def rewrite(data: Any, defined: dict[str, str], problems: list[Said], where: Location) -> Any:
     """Every string of the data (mapping keys too) with the definitions written in."""
     if isinstance(data, str):
         return substitute(data, defined, problems, where)

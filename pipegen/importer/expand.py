@@ -15,6 +15,7 @@ from pipegen.importer import path_rules
 from pipegen.importer.definitions import carry
 from pipegen.importer.families import tags
 from pipegen.importer.nodes import Node, Pipeline, read_step
+from pipegen.importer.said import About, Said
 from pipegen.model import Location
 
 UPLOAD = re.compile(r"^\s*buildkite-agent\s+pipeline\s+upload\b(?P<args>.*)$")
@@ -56,8 +57,8 @@ def upload_paths(node: Node) -> list[str] | str | None:
     return files or list(DEFAULT_UPLOADS)
 
 
-def splice_uploads(pipeline: Pipeline, read: Callable[[list[str]], Pipeline | str], missing: list[str],
-                   notes: list[str], spliced: dict[str, Node] | None = None) -> None:
+def splice_uploads(pipeline: Pipeline, read: Callable[[list[str]], Pipeline | str], missing: list[Said],
+                   notes: list[Said], spliced: dict[str, Node] | None = None) -> None:
     """Each step that uploads a static file is replaced by that file's steps (`read`: the paths -> the
     pipeline, or why not), and so on in the uploaded files; a generated pipeline is named as not importable."""
     out: list[Node] = []
@@ -69,25 +70,25 @@ def splice_uploads(pipeline: Pipeline, read: Callable[[list[str]], Pipeline | st
             out.append(node)
             continue
         if isinstance(found, str):
-            missing.append(f"{node.where}: {_named(node)}: {found}; not importable")
+            missing.append(Said(node.where, f"{_named(node)}: {found}; not importable"))
             out.append(node)
             continue
         uploaded = read(found)
         if isinstance(uploaded, str):
-            missing.append(f"{node.where}: {_named(node)}: {uploaded}")
+            missing.append(Said(node.where, f"{_named(node)}: {uploaded}"))
             out.append(node)
             continue
         if uploaded.file in spliced:  # one pipeline holds a step once; which upload ran was the build's choice
             first = spliced[uploaded.file]
             at = next((i for i, n in enumerate(pipeline.steps) if n is first), None)
             why = "" if at is None else f"; {_apart(first, node, pipeline.steps[at + 1:])}"
-            missing.append(f"{node.where}: {_named(node)} uploads {uploaded.file} again (also uploaded at "
-                           f"{first.where}{why}); its steps are imported once, at the first")
+            missing.append(Said(node.where, f"{_named(node)} uploads {uploaded.file} again (also uploaded at "
+                                f"{first.where}{why}); its steps are imported once, at the first"))
             continue
         spliced[uploaded.file] = node
         splice_uploads(uploaded, read, missing, notes, spliced)
-        notes.append(f"{node.where}: the upload of {uploaded.file} is replaced by its {len(uploaded.steps)} steps")
-        top = carry(uploaded.steps, uploaded.top, missing, uploaded.file)  # its env holds for its own steps only
+        notes.append(Said(node.where, f"the upload of {uploaded.file} is replaced by its {len(uploaded.steps)} steps"))
+        top = carry(uploaded.steps, uploaded.top, missing, Location(uploaded.file))  # its env: for its steps only
         for step in uploaded.steps:
             _fold_top(step, top)
         _inherit_conditions(node, uploaded.steps, missing, notes)
@@ -95,7 +96,7 @@ def splice_uploads(pipeline: Pipeline, read: Callable[[list[str]], Pipeline | st
     pipeline.steps = out
 
 
-def _join_twins(steps: list[Node], notes: list[str]) -> list[Node]:
+def _join_twins(steps: list[Node], notes: list[Said]) -> list[Node]:
     """Two uploads of one file that differ only in their `if` (one per branch of it, as elastic/elastic-agent
     writes them) -> the first, under `(A) || (B)`: Buildkite uploaded the steps when either held."""
     out: list[Node] = []
@@ -111,8 +112,8 @@ def _join_twins(steps: list[Node], notes: list[str]) -> list[Node]:
             first.fields.pop("if", None)
         else:
             first.fields["if"] = f"({conditions[0]}) || ({conditions[1]})"
-        notes.append(f"{node.where}: {_named(node)} uploads {' '.join(found or ())} again (also at {first.where}) "
-                     "under another if: its steps are written once, where either upload's if holds")
+        notes.append(Said(node.where, f"{_named(node)} uploads {' '.join(found or ())} again (also at {first.where}) "
+                          "under another if: its steps are written once, where either upload's if holds"))
     return out
 
 
@@ -126,14 +127,14 @@ def _apart(first: Node, second: Node, between: list[Node]) -> str:
                                                               for n in between) else ""
 
 
-def _inherit_conditions(upload: Node, steps: list[Node], missing: list[str], notes: list[str]) -> None:
+def _inherit_conditions(upload: Node, steps: list[Node], missing: list[Said], notes: list[Said]) -> None:
     """The upload step ran only when its `if`, `branches` and `if_changed` held, so the steps it uploaded
     existed only then: each uploaded step gets them (an `if` joined to its own with &&; an `if_changed` under
     the step's own is left out, so the step runs at least whenever Buildkite ran it)."""
-    where = f"{upload.where}: upload {_named(upload)}"
+    where = About(upload.where, f"upload {_named(upload)}")
     for name in ("depends_on", "skip"):
         if upload.fields.get(name) not in (None, False, [], ""):
-            missing.append(f"{where}: its {name} (the uploaded steps would have waited for it)")
+            missing.append(where(f"its {name} (the uploaded steps would have waited for it)"))
     for name in ("if", "branches", "if_changed"):
         value = upload.fields.get(name)
         if value in (None, "", []):
@@ -143,15 +144,16 @@ def _inherit_conditions(upload: Node, steps: list[Node], missing: list[str], not
             if name == "if":
                 step.fields["if"] = value if own is None else f"({value}) && ({own})"
             elif step.kind not in TAKES[name]:
-                missing.append(f"{where}: its {name} for its {step.kind} step {step.where} (no field holds it)")
+                missing.append(where(f"its {name} for its {step.kind} step {step.where} (no field holds it)"))
             elif name == "if_changed" and (own is not None or _has(step.children, name)):
                 shown = value if isinstance(value, str) else json.dumps(value)
-                notes.append(f"{where}: its if_changed ({shown}) is left out for {_named(step)} ({step.where}), "
-                             "which has its own: Buildkite ran it only when both matched; pipegen runs it whenever "
-                             "its own matches, so it may run more often than before (one path list cannot say both)")
+                notes.append(where(f"its if_changed ({shown}) is left out for {_named(step)} ({step.where}), "
+                                   "which has its own: Buildkite ran it only when both matched; pipegen runs it "
+                                   "whenever its own matches, so it may run more often than before (one path list "
+                                   "cannot say both)"))
             elif own is not None or _has(step.children, name):
-                missing.append(f"{where}: its {name} for step '{step.label or step.key}', which has its own "
-                               f"{step.where} (no field holds both)")
+                missing.append(where(f"its {name} for step '{step.label or step.key}', which has its own "
+                                     f"{step.where} (no field holds both)"))
             else:
                 step.fields[name] = value
 
@@ -187,7 +189,7 @@ def plugin_flavour(name: str) -> str:
     return "glob"
 
 
-def monorepo_diff(pipeline: Pipeline, folders: Sequence[str], missing: list[str], notes: list[str]) -> None:
+def monorepo_diff(pipeline: Pipeline, folders: Sequence[str], missing: list[Said], notes: list[Said]) -> None:
     """A monorepo-diff step -> the steps it uploads, each selected by the watch paths that upload it."""
     out: list[Node] = []
     for node in pipeline.steps:
@@ -217,31 +219,31 @@ def _plugin(node: Node) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
-def _watched(node: Node, name: str, options: dict[str, Any], folders: Sequence[str], missing: list[str],
-             notes: list[str]) -> list[Node]:
-    where = f"{node.where}: monorepo-diff {_named(node)}"
+def _watched(node: Node, name: str, options: dict[str, Any], folders: Sequence[str], missing: list[Said],
+             notes: list[Said]) -> list[Node]:
+    where = About(node.where, f"monorepo-diff {_named(node)}")
     for option in options:
         if option not in ("diff", "wait", "log_level", "watch", "env", "interpolation"):
-            missing.append(f"{where}: its '{option}' option")
+            missing.append(where(f"its '{option}' option"))
     if options.get("diff", DEFAULT_DIFF) != DEFAULT_DIFF:
-        notes.append(f"{where}: its diff is '{options['diff']}'; pipegen diffs against the merge base")
+        notes.append(where(f"its diff is '{options['diff']}'; pipegen diffs against the merge base"))
     flavour = plugin_flavour(name)
     steps: dict[str, Node] = {}
     for index, watch in enumerate(options.get("watch") or ()):
         for problem in ("default", "except_path", "regex_paths"):
             if isinstance(watch, dict) and watch.get(problem) not in (None, False):
-                missing.append(f"{where}: watch {index + 1}'s {problem} (no source_file_dependencies express it)")
+                missing.append(where(f"watch {index + 1}'s {problem} (no source_file_dependencies express it)"))
         skip = watch.get("skip_path") if isinstance(watch, dict) else None
         if skip is not None and not _reads_skip_path(name):
-            notes.append(f"{where}: watch {index + 1}'s skip_path is left out: this plugin version ignores it "
-                         "(buildkite-plugins' v1.2.0 added it)")
+            notes.append(where(f"watch {index + 1}'s skip_path is left out: this plugin version ignores it "
+                               "(buildkite-plugins' v1.2.0 added it)"))
             skip = None
         try:
             entries, more = path_rules.watch_rule(watch.get("path"), skip, flavour, folders)
         except path_rules.Untranslatable as exc:
-            missing.append(f"{where}: {exc}")
+            missing.append(where(str(exc)))
             continue
-        notes += [f"{where}: {text}" for text in more]
+        notes += [where(text) for text in more]
         configs = watch.get("config")
         for config in configs if isinstance(configs, list) else [configs] if isinstance(configs, dict) else []:
             _add(steps, _go_plugin_step(config, name, notes, where), entries, node, options, missing, where)
@@ -249,12 +251,12 @@ def _watched(node: Node, name: str, options: dict[str, Any], folders: Sequence[s
     if options.get("wait"):
         out.append(Node("wait", {}, node.where))
     _inherit_conditions(node, out, missing, notes)
-    notes.append(f"{where} ({flavour} paths) is replaced by the {len(steps)} steps it uploads, each selected by "
-                 "its watch paths")
+    notes.append(Said(node.where, f"{where.what} ({flavour} paths) is replaced by the {len(steps)} steps it "
+                      "uploads, each selected by its watch paths"))
     return out
 
 
-def _go_plugin_step(config: Any, name: str, notes: list[str], where: str) -> Any:
+def _go_plugin_step(config: Any, name: str, notes: list[Said], where: About) -> Any:
     """A watched step as buildkite-plugins' Go plugin uploads it: `env` and a trigger's `build.env` as
     mappings (it reads `KEY=VALUE` items, keeping the text up to a second `=`; before v1.5.0 it drops a
     mapping), and a trigger's build message, branch and commit defaulting to the build's own."""
@@ -272,8 +274,8 @@ def _go_plugin_step(config: Any, name: str, notes: list[str], where: str) -> Any
                              for key, sep, value in items if key.strip()}
         elif isinstance(env, dict) and not maps:
             del holder["env"]
-            notes.append(f"{where}: a watched step's env mapping is left out, as this plugin version left it out "
-                         "(it reads KEY=VALUE items only)")
+            notes.append(where("a watched step's env mapping is left out, as this plugin version left it out "
+                               "(it reads KEY=VALUE items only)"))
     if "trigger" in config:
         build = config.setdefault("build", {})
         for field, variable in (("message", "MESSAGE"), ("branch", "BRANCH"), ("commit", "COMMIT")):
@@ -282,10 +284,10 @@ def _go_plugin_step(config: Any, name: str, notes: list[str], where: str) -> Any
 
 
 def _add(steps: dict[str, Node], config: dict[str, Any], entries: list[str], node: Node, options: dict[str, Any],
-         missing: list[str], where: str) -> None:
+         missing: list[Said], where: About) -> None:
     dropped = [k for k in config if k not in PLUGIN_STEP_FIELDS]
     if dropped:
-        missing.append(f"{where}: a watched step's {', '.join(dropped)} (the plugin drops them; not imported)")
+        missing.append(where(f"a watched step's {', '.join(dropped)} (the plugin drops them; not imported)"))
     fields = {k: v for k, v in config.items() if k in PLUGIN_STEP_FIELDS}
     if "artifacts" in fields:
         fields["artifact_paths"] = fields.pop("artifacts")
@@ -299,19 +301,19 @@ def _add(steps: dict[str, Node], config: dict[str, Any], entries: list[str], nod
     steps[identity].watch = tuple(merged)
 
 
-def if_changed(pipeline: Pipeline, folders: Sequence[str], missing: list[str], notes: list[str]) -> None:
+def if_changed(pipeline: Pipeline, folders: Sequence[str], missing: list[Said], notes: list[Said]) -> None:
     """Each `if_changed` -> the step's (or the group's) source_file_dependencies."""
     for node in pipeline.steps:
         for item in [node, *node.children]:
             if "if_changed" not in item.fields:
                 continue
             if item is not node and "if_changed" in node.fields:
-                missing.append(f"{item.where}: if_changed on both a group and its step '{item.label}'")
+                missing.append(Said(item.where, f"if_changed on both a group and its step '{item.label}'"))
                 continue
             try:
                 entries, more = path_rules.if_changed_rule(item.fields["if_changed"], folders)
             except path_rules.Untranslatable as exc:
-                missing.append(f"{item.where}: {exc}")
+                missing.append(Said(item.where, str(exc)))
                 continue
             item.watch = tuple(entries)
-            notes += [f"{item.where}: {text}" for text in more]
+            notes += [Said(item.where, text) for text in more]

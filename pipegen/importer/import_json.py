@@ -1,14 +1,12 @@
 """`pipegen import --format json` (pure): what was written, what was said, and the proof's verdict.
 
-Its fields are pipegen/json_output.py's IMPORT schema. The notes and what could not be carried over are
-sentences that start with where they were read (`file:line:column: `, or `file: ` where no line is known):
-that place is split into `file`, `line` and `column`, so a tool can point at it.
+Its fields are pipegen/json_output.py's IMPORT schema. Each note and each thing not carried over carries
+the place it was made with (importer/said.py): its `file`, `line` and `column`, so a tool can point at it.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,22 +14,6 @@ from pipegen.importer.convert import Imported
 from pipegen.importer.nodes import Node, Pipeline
 from pipegen.importer.upload_model.verdict import Finding, shown_data
 from pipegen.model import Location
-
-# A model.Location as str() writes it at the start of a sentence; a file without a line is a pipeline file.
-_AT_LINE = re.compile(r"(?P<file>[^\n]+?):(?P<line>[0-9]+):(?P<column>[0-9]+): (?P<message>.*)", re.DOTALL)
-_AT_FILE = re.compile(r"(?P<file>[^\n:]+?\.(?:ya?ml|json)): (?P<message>.*)", re.DOTALL)
-
-
-def said(text: str) -> dict[str, Any]:
-    """A note as {file, line, column, message}: null where the sentence names no place."""
-    match = _AT_LINE.fullmatch(text)
-    if match:
-        return {"file": match["file"], "line": int(match["line"]), "column": int(match["column"]),
-                "message": match["message"]}
-    match = _AT_FILE.fullmatch(text)
-    if match:
-        return {"file": match["file"], "line": None, "column": None, "message": match["message"]}
-    return {"file": None, "line": None, "column": None, "message": text}
 
 
 def places(pipelines: Sequence[Pipeline]) -> dict[str, Location]:
@@ -58,8 +40,8 @@ def import_json(result: Imported, differences: Sequence[Finding], out_dir: str, 
         "steps": result.steps,
         "families": dict(sorted(result.families.items())),
         "selecting": sorted(result.selecting),
-        "notes": [said(note) for note in result.notes],
-        "not_carried": [said(item) for item in result.missing],
+        "notes": [note.as_json() for note in result.notes],
+        "not_carried": [item.as_json() for item in result.missing],
         "differences": [{"step": d.step, "field": d.field, **_place(where.get(d.step)), "expected": _data(d.expected),
                          "got": _data(d.got)} for d in differences],
         "proven": not (result.missing or differences),

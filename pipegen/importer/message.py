@@ -23,7 +23,7 @@ def report(result: Imported, differences: Sequence[Finding], out_dir: str, input
                                                     if len(result.selecting) > 10 else "")
         lines.append(f"Selected by the paths they watched: {len(result.selecting)} step"
                      f"{'s' * (len(result.selecting) != 1)} ({keys}); the others run on every build, as before")
-    elif any("--paths-field" in item for item in result.missing):
+    elif any("--paths-field" in item.message for item in result.missing):
         lines.append("No step watched paths that pipegen import reads: another tool's path field is named below")
     else:
         lines.append("No step watched paths (if_changed, monorepo-diff): every step runs on every build, as "

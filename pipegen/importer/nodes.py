@@ -12,6 +12,7 @@ from typing import Any
 
 from pipegen.declarations.yamlio import LocDict, LocList
 from pipegen.errors import DeclarationError
+from pipegen.importer.said import Said
 from pipegen.model import Location
 
 STRING_STEPS = {"wait": "wait", "waiter": "wait", "block": "block", "input": "input"}
@@ -73,7 +74,7 @@ def _loc(data: object, key: object, file: str) -> Location:
     return Location(file)
 
 
-def read_pipeline(data: object, file: str, notes: list[str] | None = None) -> Pipeline:
+def read_pipeline(data: object, file: str, notes: list[Said] | None = None) -> Pipeline:
     """A parsed pipeline file (yamlio's LocDict/LocList) as Nodes. A top-level key that is no pipeline field
     (`common:`, a place for YAML anchors) is one Buildkite's schema allows and ignores: left out, noted."""
     where = Location(file, 1, 1)
@@ -84,8 +85,9 @@ def read_pipeline(data: object, file: str, notes: list[str] | None = None) -> Pi
                                "give the pipeline.yml that 'buildkite-agent pipeline upload' reads")
     for name in (name for name in data if name not in TOP_FIELDS):
         if notes is not None:
-            notes.append(f"{_loc(data, name, file)}: the top-level '{name}' is no pipeline field (Buildkite ignores "
-                         "it; YAML anchors written there were resolved where they are used); not imported")
+            notes.append(Said(_loc(data, name, file), f"the top-level '{name}' is no pipeline field (Buildkite "
+                              "ignores it; YAML anchors written there were resolved where they are used); not "
+                              "imported"))
     steps = data["steps"]
     if not isinstance(steps, list):
         raise DeclarationError("'steps' must be a list of steps", _loc(data, "steps", file),

@@ -15,12 +15,13 @@ from typing import Any
 
 from pipegen.buildkite.interpolation import variables
 from pipegen.buildkite.step_fields import expects, field_names, field_schemas, problems
+from pipegen.importer.said import About, Said
 
 OWN = ("hardware", "source_file_dependencies")  # pipegen's fields the import writes
 TEXT = ("command", "commands", "label", "name", "if", "branches", "concurrency_group", "artifact_paths")  # any text
 
 
-def typed_fields(out: dict[str, Any], where: str, paths_field: str | None, missing: list[str]) -> bool:
+def typed_fields(out: dict[str, Any], where: About, paths_field: str | None, missing: list[Said]) -> bool:
     """Moves or drops what does not load (saying so in `missing`); True when a path field now selects."""
     known = field_names() | set(OWN)
     selects = False
@@ -32,13 +33,13 @@ def typed_fields(out: dict[str, Any], where: str, paths_field: str | None, missi
             selects = True
             continue
         hint = f"; a list of paths: pass --paths-field {name} to read it as source_file_dependencies" if paths else ""
-        missing.append(f"{where}: its '{name}' is no field of a Buildkite step (another tool's, read before the "
-                       f"upload?); left out{hint}")
+        missing.append(where(f"its '{name}' is no field of a Buildkite step (another tool's, read before the "
+                             f"upload?); left out{hint}"))
     for name, value in list(out.items()):
         if name not in TEXT and _upload_time(value) and name in field_schemas() and problems({name: value}):
             del out[name]
-            missing.append(f"{where}: its {name} '{value}' takes its value when Buildkite interpolates the upload; "
-                           f"a declaration needs {expects(field_schemas()[name])} there: left out")
+            missing.append(where(f"its {name} '{value}' takes its value when Buildkite interpolates the upload; "
+                                 f"a declaration needs {expects(field_schemas()[name])} there: left out"))
     return selects
 
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipegen.cli import cli
-from pipegen.importer.import_json import said
+from pipegen.importer.said import Said
 from pipegen.json_output import IMPORT
 from pipegen.model import Location
 from tests.helpers import git_repo
@@ -88,19 +87,20 @@ def test_a_paths_field_selects_and_is_carried(tmp_path: Path) -> None:
     assert data["proven"] and "deploy" in data["selecting"] and data["not_carried"] == []
 
 
-files = st.text(st.characters(blacklist_characters="\n\r", blacklist_categories=("Cs",)), min_size=1).filter(
-    lambda f: not re.search(r":[0-9]+:[0-9]+: ", f))  # a name holding a place of its own cannot be told apart
+texts = st.text(st.characters(blacklist_categories=("Cs",)))
+places = st.none() | st.builds(Location, st.text(st.characters(blacklist_categories=("Cs",)), min_size=1),
+                                st.integers(0, 10**6), st.integers(0, 500))
 
 
-@given(files, st.integers(1, 10**6), st.integers(1, 500), st.text(st.characters(blacklist_categories=("Cs",))))
-def test_a_located_sentence_splits_back_into_its_place(file: str, line: int, column: int, message: str) -> None:
-    assert said(f"{Location(file, line, column)}: {message}") == {"file": file, "line": line, "column": column,
-                                                                  "message": message}
-
-
-@given(st.from_regex(r"[a-z/._-]{1,20}\.(yml|yaml)", fullmatch=True), st.text(st.characters(blacklist_categories=("Cs",))))
-def test_a_sentence_about_a_file_without_a_line(file: str, message: str) -> None:
-    assert said(f"{Location(file)}: {message}") == {"file": file, "line": None, "column": None, "message": message}
+@given(places, texts)
+def test_the_json_and_the_text_read_one_place(where: Location | None, message: str) -> None:
+    """Any file name (`: `, digits, no extension), any message: the text is the JSON's place and message."""
+    said = Said(where, message)
+    data = said.as_json()
+    place = f"{data['file']}:{data['line']}:{data['column']}: " if data["line"] else \
+        f"{data['file']}: " if data["file"] is not None else ""
+    assert str(said) == place + message and data["message"] == message
+    assert (data["file"], data["line"]) == ((where.file, where.line or None) if where else (None, None))
 
 
 UNCARRIED = yaml.safe_dump({"env": {"MODE": "${HOME_Q:-abcdef}"}, "steps": [{"key": "sub", "command": "echo ${MODE:1:2}"}]})
@@ -128,3 +128,18 @@ def test_random_pipelines_json_agrees_with_the_text(tmp_path_factory: Any, files
         place = f"{item['file']}:{item['line']}:{item['column']}: " if item["line"] else \
             f"{item['file']}: " if item["file"] else ""
         assert f"  {place}{item['message']}" in lines
+
+
+def test_a_place_is_the_one_the_note_was_made_with_whatever_the_file_is_named(tmp_path: Path) -> None:
+    """The place was read back out of the sentence: a pipeline file named without .yml (`ci.pipeline`), or
+    with `: ` in its name, lost its place in the JSON though the text named it."""
+    main, other = ".buildkite/ci.pipeline", ".buildkite/deploy: prod.yml"
+    repo = git_repo(tmp_path / "repo", {main: "priority: 1\n" + CARRIED, other: "priority: 2\nsteps:\n  - command: ./deploy\n    command: ./deploy\n",
+                                        "src/a.py": ""})
+    args = ["import", str(repo / main), str(repo / other), "--out", str(repo / "ci"), "--format", "json"]
+    data = json.loads(CliRunner().invoke(cli, args, env={"PIPEGEN_CACHE_DIR": ""}).stdout)
+    assert data["not_carried"] == [{"file": name, "line": None, "column": None, "message": "the pipeline's "
+                                    "'priority' (another input file has another; one pipeline has one)"}
+                                   for name in (main, other)]
+    assert data["notes"][0] == {"file": other, "line": 4, "column": 5, "message": "key 'command' is written twice "
+                                "(first on line 3): the last one counts, as in Buildkite"}
