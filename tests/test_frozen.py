@@ -1,4 +1,5 @@
-"""pipegen.frozen.frozen: the shared __eq__, __hash__ and __repr__ behave as the ones @dataclass generates."""
+"""pipegen.frozen.frozen: the shared __eq__, __hash__, __repr__ and __setattr__, and the __init__ written at the
+first value, behave as the ones @dataclass generates."""
 
 from __future__ import annotations
 
@@ -52,23 +53,74 @@ def test_another_class_with_equal_fields_is_not_equal():
 
 def test_still_frozen_and_replaceable():
     record = Shared("x", 1)
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'count'"):
         record.count = 2  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot delete field 'name'"):
+        del record.name  # type: ignore[misc]
     assert dataclasses.replace(record, count=2) == Shared("x", 2)
 
 
-def test_every_frozen_class_shares_the_methods():
-    """No class in pipegen is a half-made frozen dataclass: eq=False without the shared __eq__ is identity."""
+@frozen
+class Factory:
+    name: str
+    items: list[str] = field(default_factory=list)
+
+
+def test_the_init_is_the_generated_one():
+    """Positional and keyword values, defaults, a fresh value from each default factory, and the same
+    TypeError for a missing or unknown field; an order dataclass refuses is refused when the class is made."""
+    assert Factory("a").items == [] and Factory("a").items is not Factory("a").items
+    assert Factory("a", ["b"]) == Factory(name="a", items=["b"])
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'name'"):
+        Factory()  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'other'"):
+        Factory("a", other=1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
+        frozen(type("Bad", (), {"__annotations__": {"a": "int", "b": "int"}, "a": 1}))
+
+
+def test_every_init_has_the_generated_signature():
+    """Each @frozen class of pipegen takes the parameters, in the order and with the defaults, that
+    @dataclass(frozen=True) would give it."""
+    for cls in frozen_classes():
+        cls.__init__(object.__new__(cls), **{f.name: None for f in dataclasses.fields(cls)})  # writes it
+        twin = dataclasses.make_dataclass(cls.__name__, [
+            (f.name, f.type, dataclasses.field(default=f.default, default_factory=f.default_factory))
+            for f in dataclasses.fields(cls)], frozen=True)
+        assert shown(cls) == shown(twin), cls
+
+
+def shown(cls: type) -> list[tuple[str, object, str]]:
+    """The parameters of a class's __init__ after self, a default factory's marker shown as one."""
+    import inspect
+
+    from pipegen.frozen import _FACTORY
+
+    params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    return [(p.name, p.kind, "<factory>" if p.default is _FACTORY else repr(p.default)) for p in params]
+
+
+def frozen_classes() -> list[type]:
+    """Every dataclass of pipegen that is not a plain mutable one."""
     import importlib
     import pkgutil
 
     import pipegen
 
-    checked = 0
+    found = {}
     for module in pkgutil.walk_packages(pipegen.__path__, "pipegen."):
         for value in vars(importlib.import_module(module.name)).values():
-            params = getattr(value, "__dataclass_params__", None)
-            if isinstance(value, type) and params is not None and params.frozen:
-                assert value.__eq__ is Shared.__eq__ and value.__hash__ is Shared.__hash__, value
-                checked += 1
+            if isinstance(value, type) and dataclasses.is_dataclass(value) and (
+                    value.__dataclass_params__.frozen or value.__setattr__ is not object.__setattr__):
+                found[value] = True
+    return list(found)
+
+
+def test_every_frozen_class_shares_the_methods():
+    """No class in pipegen is a half-made frozen dataclass: eq=False without the shared __eq__ is identity."""
+    checked = 0
+    for cls in frozen_classes():
+        for name in ("__eq__", "__hash__", "__repr__", "__setattr__", "__delattr__"):
+            assert getattr(cls, name) is getattr(Shared, name), (cls, name)
+        checked += 1
     assert checked > 50
