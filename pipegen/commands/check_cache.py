@@ -7,8 +7,9 @@ with this cache it runs three git commands and hashes what the report was read f
 - each declaration file's content (config, steps files, the AMD twin, the hardware inventory and
   the config names pipegen looks for, absent ones too), untracked ones included, and the listing of
   every folder below the declarations' folders (a new steps file is read next time);
-- pipegen's version and its own files (size and time of each), the options, the current folder and
-  the environment (but for variables a shell changes on its own).
+- pipegen's version and its own files (size and time of each), the interpreter and its module path, the
+  options, the current folder and the environment variables pipegen reads (KEYED: PATH, HOME or any
+  other variable leaves the entry good; git's own environment shows in what git reports, above).
 One entry per repository and options, JSON data verified before use (pipegen.cache); any difference
 is a miss: check runs and the entry is written again. `--tracked-files` runs are not kept.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -29,7 +31,20 @@ from pipegen.errors import UsageError
 from pipegen.git import Git
 
 VERSION = 1
-VOLATILE = frozenset({"_", "OLDPWD", "PWD", "SHLVL", "COLUMNS", "LINES"})  # a shell's own bookkeeping
+# The variables pipegen reads, each and by family (tests/check/test_check_cache_environ.py reads pipegen's
+# source for every lookup, and runs check watching which it makes): a variable missing here would serve a
+# report made under another value. pipegen's and Buildkite's families, vLLM's (its presets read VLLM_*),
+# the interpreter's (PYTHONPATH: other libraries) and the locale's.
+KEYED = frozenset({"AMD_MIRROR_HW", "CI", "BUILDKITE", "NIGHTLY", "NOAUTO", "DOCS_ONLY_DISABLE", "RUN_ALL",
+                   "TORCH_NIGHTLY", "MERGE_BASE_COMMIT", "LANG"})
+KEYED_FAMILIES = ("PIPEGEN_", "BUILDKITE_", "VLLM_", "PYTHON", "LC_")
+# Read by pipegen, yet no part of the report (the test holds each read to KEYED or here).
+NOT_KEYED = {
+    "NO_COLOR": "colour: the report is kept plain and painted as it is written",
+    "FORCE_COLOR": "colour: the report is kept plain and painted as it is written",
+    "TERM": "colour: the report is kept plain and painted as it is written",
+    "XDG_CACHE_HOME": "where the caches are: another folder holds other entries",
+}
 FOLDER_LIMIT = 2_000  # names listed below the declarations' folders; a larger tree is not kept
 
 State = dict[str, Any]
@@ -73,16 +88,18 @@ class Kept:
 
 
 def _state(root: str, environ: Mapping[str, str]) -> State | None:
-    """git's index, the work tree's changes to it, pipegen's code, the folder and the environment."""
+    """git's index, the work tree's changes to it, pipegen's code, the interpreter, the folder and the
+    variables pipegen reads."""
     try:
         git = Git(root, environ, instead="--tracked-files FILE")
         listing = git.raw("ls-files", "-s", "-z")
         dirty = sorted(p for p in git("diff-files", "--name-only", "-z").split("\0") if p)
     except (UsageError, OSError):
         return None
-    env = sorted((k, v) for k, v in environ.items() if k not in VOLATILE)
+    env = sorted((k, v) for k, v in environ.items() if k in KEYED or k.startswith(KEYED_FAMILIES))
     return {"index": _digest(listing), "dirty": {p: _file_digest(os.path.join(git.top, p)) for p in dirty},
-            "code": _code(), "cwd": os.getcwd(), "environ": _digest(json.dumps(env).encode("utf-8", "replace"))}
+            "code": _code(), "python": [sys.version, *sys.path], "cwd": os.getcwd(),
+            "environ": _digest(json.dumps(env).encode("utf-8", "replace"))}
 
 
 def _code() -> str:
