@@ -221,6 +221,13 @@ def unescaped(text: str) -> str:
                    for item in parse(text))
 
 
+def placeheld(text: str, holder: str = "v") -> str:
+    """`text` as uploaded with each variable's value written `holder` (before the upload, no value is known):
+    what a key or a depends_on target becomes. InterpolationError where the upload fails on it."""
+    return "".join(item if isinstance(item, str) else "$" if isinstance(item, Escaped) else holder
+                   for item in parse(text))
+
+
 def variables(text: str) -> list[str]:
     """The names `text` expands at upload (escaped ones not), outermost first; [] when it does not parse."""
     try:

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pipegen.buildkite.upload_escape import UPLOAD_VARIABLE
+from pipegen.buildkite.interpolation import InterpolationError, placeheld
 
 if TYPE_CHECKING:
     from pipegen.model import Step
@@ -25,7 +25,7 @@ def valid_key(key: str) -> str:
     Buildkite to interpolate (the schema allows `$`, `{`, `}` for that).
     At most 100 characters (long keys keep a hash of the whole), never UUID-like.
     """
-    if "$" in key and interpolated_key(key):
+    if interpolated_key(key):
         return key
     out = KEY_BAD.sub("-", key).strip("-") or "step"
     if len(out) > KEY_MAX or out != key and len(out) > KEY_MAX - 9:
@@ -39,10 +39,15 @@ def valid_key(key: str) -> str:
 
 
 def interpolated_key(key: str) -> bool:
-    """Whether `key` is valid key text around upload-time variables (`build_${TRIPLET?}`, `$PREFIX-test`)."""
-
-    rest = UPLOAD_VARIABLE.sub("v", key)
-    return rest != key and len(key) <= KEY_MAX and KEY_BAD.search(rest) is None and "$" not in rest
+    """Whether `key` is valid key text around upload-time variables (`build_${TRIPLET?}`, `$PREFIX-test`), as
+    Buildkite's upload reads them (interpolation.py): not `$_X` or `$$X` (text), nor `${X:?x}` (it fails)."""
+    if "$" not in key or len(key) > KEY_MAX:
+        return False
+    try:
+        rest = placeheld(key)
+    except InterpolationError:
+        return False
+    return KEY_BAD.search(rest) is None  # a `$` no variable took is left in it (KEY_BAD), so one did
 
 
 def key_map(steps: Sequence[Step]) -> dict[str, str]:

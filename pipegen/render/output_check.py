@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipegen.buildkite.interpolation import InterpolationError, placeheld
 from pipegen.buildkite.limits import JOB_LIMIT, count_jobs
 from pipegen.buildkite.schema import validator
 from pipegen.buildkite.schema_errors import validate
-from pipegen.buildkite.upload_escape import UPLOAD_VARIABLE, upload_variable
+from pipegen.buildkite.upload_escape import upload_variable
 from pipegen.errors import DeclarationError, OutputError
 from pipegen.render.fastyaml import load
 
@@ -47,12 +48,18 @@ def check(text: str, limit: int = JOB_LIMIT, external: tuple[str, ...] = ()) -> 
 def _as_uploaded(data: dict[str, Any]) -> dict[str, Any]:
     """The pipeline as far as can be known before upload, where Buildkite fills in upload-time variables: a
     `timeout_in_minutes` that is one is validated as its default (else 1), and each one in a key or a
-    depends_on target as a letter (an unset `?` variable fails the upload, which no check here can see)."""
+    depends_on target as a letter (an unset `?` variable fails the upload, which no check here can see; text
+    the upload fails on is left as it is, for the schema to refuse)."""
 
     def key(value: Any) -> Any:
         if isinstance(value, dict):
             return {**value, "step": key(value.get("step"))}
-        return UPLOAD_VARIABLE.sub("v", value) if isinstance(value, str) and "$" in value else value
+        if isinstance(value, str) and "$" in value:
+            try:
+                return placeheld(value)
+            except InterpolationError:
+                return value
+        return value
 
     def fill(step: Any) -> Any:
         if not isinstance(step, dict):

@@ -7,6 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pipegen.buildkite.interpolation import InterpolationError, interpolate
 from pipegen.buildkite.keys import KEY_MAX, UUID_KEY, declared_keys, key_map, unique_key, valid_key
 from pipegen.model import Location, Step
 
@@ -24,6 +25,33 @@ def test_a_valid_key_is_kept_and_an_invalid_one_made_valid():
     assert valid_key("!!!") == "step"
     assert valid_key("build_${TRIPLET?}") == "build_${TRIPLET?}"  # Buildkite fills it in at upload
     assert valid_key("$ odd") == "odd"  # not valid text around the variable: made valid
+
+
+def test_a_key_is_kept_for_the_variables_buildkite_s_upload_reads():
+    """keys.py read them with a regex of its own: `$_X` (text to Buildkite) and `${X:?x}` (the upload fails on
+    it) were kept, a variable with a nested default made into another key."""
+    assert valid_key("$_X-test") == "_X-test"
+    assert valid_key("build-${X:?x}") == "build--X:-x"
+    assert valid_key("build-${A:-${B}}") == "build-${A:-${B}}"
+    assert valid_key("a-$Ñ") == "a-$Ñ"
+
+
+class Set(dict[str, str]):
+    """Every variable set, to valid key text."""
+
+    def get(self, name: str, default: object = None) -> str:  # type: ignore[override]
+        return "v"
+
+
+@given(st.text(alphabet="$_{}:?-ab\\ Ñ0", max_size=14))
+def test_a_key_is_kept_with_its_variables_when_the_upload_makes_it_key_text(key):
+    try:
+        uploaded = interpolate(key, Set())
+    except InterpolationError:
+        uploaded = None
+    kept = "$" in key and valid_key(key) == key
+    assert kept == (uploaded is not None and "$" in key and len(key) <= KEY_MAX and
+                    re.fullmatch(r"[A-Za-z0-9_:\-]*", uploaded) is not None)
 
 
 def test_a_uuid_like_key_is_changed():

@@ -55,6 +55,8 @@ def test_lost_agents_are_retried_where_the_template_asks_unless_the_step_says_ot
     ("steps:\n  - group: g\n    steps:\n      - command: x\n      - command: y\n", "has 3 jobs, more than the 2"),
     ("steps:\n  - command: x\n    colour: red\n", "Buildkite's schema"),
     ("- not a mapping\n", "not a mapping"),
+    # `${X:?x}` is an offset Buildkite's parser cannot read: the upload fails (a regex of its own read a variable)
+    ("steps:\n  - command: x\n    key: a-${X:?x}\n", "Buildkite's schema"),
 ])
 def test_the_check_after_rendering_refuses_what_an_upload_would(text, message):
     from pipegen.errors import OutputError
@@ -62,6 +64,14 @@ def test_the_check_after_rendering_refuses_what_an_upload_would(text, message):
 
     with pytest.raises(OutputError, match=message):
         check(text, limit=2)
+
+
+@pytest.mark.parametrize("key", ["a-$Ñ", "a-${Ñ:-b}"])
+def test_a_key_with_a_variable_buildkite_reads_passes_the_check(key):
+    """Buildkite reads a name that starts with any letter (interpolation.py); the key is its value."""
+    from pipegen.render.output_check import check
+
+    check(f"steps:\n  - command: x\n    key: '{key}'\n  - command: y\n    depends_on: '{key}'\n")
 
 
 # --------------------------------------------------------------------------- the 500-job limit
