@@ -13,7 +13,6 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 import re
-from collections.abc import Iterable
 from functools import lru_cache
 
 from pipegen.frozen import frozen
@@ -37,7 +36,6 @@ FIND_TESTS = frozenset({"-maxdepth", "-mindepth", "-name", "-iname", "-path", "-
 WRAPPERS = {"env": 0, "time": 0, "nohup": 0, "exec": 0, "timeout": 1, "uv": 1, "coverage": 1}  # words to skip
 WRAPPERS.update(dict.fromkeys(("if", "elif", "then", "else", "do", "while", "until", "!", "{"), 0))  # shell keywords
 OPERATOR_CHARS = frozenset("<>&|;()\n")
-SEPARATORS = frozenset({"&&", "||", "|", ";", "&", "\n", "(", ")", ";;", "|&"})
 DYNAMIC = re.compile(r"[$*?\[\]{}`~]")  # computed by the shell: a glob, a variable, ...
 ARRAY = re.compile(r"^\$\{\w+\[[@*]\]\}$")
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -62,8 +60,11 @@ class CommandPath:
 
 # shlex's posix reading (whitespace_split, punctuation_chars "();<>|&\n", "#" comments), as one regex: the same
 # tokens (tests/check/test_command_paths.py holds it to shlex), several times faster on the scripts steps run.
-_TOKEN = re.compile(r"""[ \t\r]+|\#[^\n]*\n?|(?P<operator>[();<>|&\n]+)
-    |(?P<word>(?:[^ \t\r();<>|&\n'"\\\#]+|'[^']*'|"(?:[^"\\]|\\[\s\S])*"|\\[\s\S])+)""", re.X)
+_LEXEME = r"""[ \t\r]+|\#[^\n]*\n?|([();<>|&\n]+)
+    |((?:[^ \t\r();<>|&\n'"\\\#]+|'[^']*'|"(?:[^"\\]|\\[\s\S])*"|\\[\s\S])+)"""
+_TOKEN = re.compile(_LEXEME, re.X)  # (operator, word); both empty for a blank or a comment
+_LEXED = re.compile(f"(?>{_LEXEME})*", re.X)  # read as tokens to the end: no unclosed quote, no lone backslash
+_QUOTING = re.compile(r"['\"\\]")
 _PIECE = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\[\s\S])*)"|\\([\s\S])|([^'"\\]+)""")
 _QUOTED_ESCAPE = re.compile(r"\\([\\\"])")
 
@@ -73,43 +74,42 @@ def tokens(command: str) -> tuple[str, ...] | None:
     """Shell words and operators (newline included); None when the quoting is unbalanced."""
     # A comment swallows its line's newline in shlex: doubled, one is left to end the command.
     text = command.replace("\\\n", " ").replace("\n", "\n\n")
-    out: list[str] = []
-    position = 0
-    for found in _TOKEN.finditer(text):
-        if found.start() != position:
-            return None  # what no token reads: an unclosed quote, or a backslash at the end
-        position = found.end()
-        if found.lastgroup == "operator":
-            out.append(found.group())
-        elif found.lastgroup == "word":
-            out.append(_unquoted(found.group()))
-    return tuple(out) if position == len(text) else None
+    if not _LEXED.fullmatch(text):
+        return None  # what no token reads: an unclosed quote, or a backslash at the end
+    quoting = _QUOTING.search
+    return tuple([operator or (_unquoted(word) if quoting(word) else word)
+                  for operator, word in _TOKEN.findall(text) if operator or word])
 
 
 def _unquoted(word: str) -> str:
     """A word's value: quotes removed; in double quotes only \\ and \" are escapes, outside any character is."""
-    if not any(c in word for c in "'\"\\"):
-        return word
     parts = []
     for single, double, escaped, plain in _PIECE.findall(word):
         parts.append(single or (_QUOTED_ESCAPE.sub(r"\1", double) if double else escaped or plain))
     return "".join(parts)
 
 
-def segments(words: Iterable[str]) -> Iterable[tuple[str, list[str]]]:
-    """Simple commands: words between shell operators, each with the operator before it ("" first)."""
+@lru_cache(maxsize=4096)
+def simple_commands(command: str) -> tuple[tuple[str, tuple[str, ...]], ...] | None:
+    """The simple commands of shell text: the words between shell operators, each with the operator before
+    it ("" first); None when the quoting is unbalanced. Kept per text: a script several steps run is read once."""
+    words = tokens(command)
+    if words is None:
+        return None
+    out: list[tuple[str, tuple[str, ...]]] = []
     current: list[str] = []
     before = ""
     for word in words:
-        if word in SEPARATORS or (word and set(word) <= OPERATOR_CHARS):
+        if word[:1] in OPERATOR_CHARS and set(word) <= OPERATOR_CHARS:  # &&, ||, ;, |, a newline, ...
             if current:
-                yield before, current
+                out.append((before, tuple(current)))
             current = []
             before = word
         else:
             current.append(word)
     if current:
-        yield before, current
+        out.append((before, tuple(current)))
+    return tuple(out)
 
 
 def strip_prefix(words: list[str]) -> list[str]:
@@ -135,7 +135,7 @@ def tool_of(words: list[str]) -> str | None:
         return "pytest"
     if head == "torchrun":
         return "torchrun"
-    if PYTHON.match(posixpath.basename(head)):
+    if PYTHON.match(head.rpartition("/")[2]):
         module = words[words.index("-m") + 1] if "-m" in words[:-1] else None
         return {"pytest": "pytest", None: "python"}.get(module, "torchrun" if module and "torch" in module else None)
     return None
@@ -149,7 +149,7 @@ def named(words: list[str]) -> list[tuple[str, str, tuple[str, ...]]]:
         return _pytest_paths(rest)
     if head == "torchrun":
         return _script(rest, TORCHRUN_VALUE_OPTIONS, "torchrun")
-    if PYTHON.match(posixpath.basename(head)):
+    if PYTHON.match(head.rpartition("/")[2]):
         return _python(rest)
     return []
 

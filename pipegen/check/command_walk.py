@@ -31,7 +31,7 @@ from pipegen.check.command_paths import (
     find_starts,
     find_tests,
     named,
-    segments,
+    simple_commands,
     strip_prefix,
     tokens,
     tool_of,
@@ -92,8 +92,8 @@ class _Walk:
         self.followed: set[tuple[str, tuple[str, ...], str | None]] = set()
 
     def text(self, text: str, frame: Frame) -> None:
-        words = tokens(_prepared(text, frame.script))
-        if words is None:
+        commands = simple_commands(_prepared(text, frame.script))
+        if commands is None:
             if frame.script:  # a script's odd line loses that line, not the script
                 for line in text.splitlines():
                     self.text(line, frame) if tokens(line) is not None else None
@@ -101,9 +101,9 @@ class _Walk:
                 self.found.unread.append(_shown(text))
             return
         found: list[str] | None = None  # what a `find` lists, for an `| xargs` after it
-        for before, raw in segments(words):
-            words_ = [self.expand(word, frame) for word in raw]
-            if all(ASSIGNMENT.match(w) for w in words_):
+        for before, raw in commands:
+            words_ = [self.expand(word, frame) if "$" in word else word for word in raw]
+            if all(map(ASSIGNMENT.match, words_)):
                 frame.variables.update(_assigned(words_))
                 continue
             if found is not None and before == "|" and words_[0] == "xargs":
@@ -128,7 +128,6 @@ class _Walk:
         return VARIABLE.sub(value, word)
 
     def simple(self, words: list[str], frame: Frame) -> None:
-        prefix = [w for w in words if ASSIGNMENT.match(w)]
         rest = strip_prefix(words)
         if not rest or rest[0] in QUIET:
             frame.variables.update(_assigned(rest[1:]) if rest and rest[0] in DECLARE else {})
@@ -137,17 +136,16 @@ class _Walk:
         if head == "cd":
             frame.cwd, frame.handed = self.cd(frame, rest[1:])
             return
-        env = {**frame.variables, **_assigned(prefix)}
         if head in SHELLS:
-            self.shell(rest[1:], replace(frame, variables=env))
+            self.shell(rest[1:], replace(frame, variables=_with(frame, words)))
         elif "/" in head and not head.endswith(".py") and not DYNAMIC.search(head):
-            self.script(head, rest[1:], replace(frame, variables=env))
+            self.script(head, rest[1:], replace(frame, variables=_with(frame, words)))
         if "--" in rest and tool_of(rest) is None:  # a wrapper program: `sde64 -skl -- python3 x.py`
             self.simple(rest[rest.index("--") + 1:], frame)
         for written, tool, ignored in named(rest):
             self.named(written, tool, ignored, frame)
         for word in rest[1:]:  # shell text handed on: `bash -c "..."`, `run-test.sh "pytest x"`, `docker run`
-            if any(c in word for c in " \n;") and frame.depth < MAX_DEPTH:
+            if (" " in word or "\n" in word or ";" in word) and frame.depth < MAX_DEPTH:
                 self.text(word, replace(frame, variables=dict(frame.variables), handed=True, depth=frame.depth + 1,
                                         script=""))
 
@@ -262,6 +260,11 @@ class _Walk:
 
 def _assigned(words: Sequence[str]) -> dict[str, str]:
     return dict(word.split("=", 1) for word in words if ASSIGNMENT.match(word))
+
+
+def _with(frame: Frame, words: Sequence[str]) -> dict[str, str]:
+    """The variables a program a simple command runs sees: the frame's, and the command's assignments."""
+    return {**frame.variables, **_assigned(words)}
 
 
 def _prepared(text: str, script: str) -> str:
