@@ -16,8 +16,6 @@ import contextlib
 import errno
 import os
 import re
-import secrets
-import shutil
 import stat
 import sys
 from collections.abc import Iterator, Mapping
@@ -69,11 +67,11 @@ def replace_folder(target: str, files: Mapping[str, str | bytes]) -> None:
             _fill(built, files)
             old = _swap_in(built, target)
         except BaseException:
-            shutil.rmtree(built, ignore_errors=True)
+            _rmtree(built)
             raise
         _sync_folder(parent)
         if old:
-            shutil.rmtree(old, ignore_errors=True)
+            _rmtree(old)
 
 
 def _fill(built: str, files: Mapping[str, str | bytes]) -> None:
@@ -131,7 +129,7 @@ def _exchange(first: str, second: str) -> bool:
 def _write_new(folder: str, prefix: str, data: bytes, durable: bool, mode: int | None) -> str:
     """A new temporary file in `folder` holding `data`; its path."""
     for _ in range(100):
-        path = os.path.join(folder, prefix + secrets.token_hex(4) + ".tmp")
+        path = os.path.join(folder, prefix + os.urandom(4).hex() + ".tmp")
         try:
             _write_at(path, data, durable, mode)
         except FileExistsError:
@@ -160,7 +158,7 @@ def _write_at(path: str, data: bytes, durable: bool, mode: int | None) -> None:
 
 def _new_folder(parent: str, prefix: str, mode: int | None) -> str:
     for _ in range(100):
-        path = os.path.join(parent, prefix + secrets.token_hex(4) + ".tmp")
+        path = os.path.join(parent, prefix + os.urandom(4).hex() + ".tmp")
         try:
             os.mkdir(path, 0o700 if mode is not None else 0o777)
         except FileExistsError:
@@ -190,7 +188,13 @@ def _remove_stale(parent: str, name: str) -> None:
             found = stale.match(entry.name)
             if found and entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == \
                     os.geteuid() and not _running(int(found.group(1))):
-                shutil.rmtree(entry.path, ignore_errors=True)
+                _rmtree(entry.path)
+
+
+def _rmtree(path: str) -> None:
+    import shutil  # imported here: a file write (each cache entry, each command's output) does not need it
+
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def _running(pid: int) -> bool:
@@ -213,7 +217,7 @@ def _refuse_read_only(path: str) -> None:
 def _new_name(parent: str, prefix: str) -> str:
     """A name in `parent` nothing holds now (for the moment the old folder is set aside)."""
     while True:
-        path = os.path.join(parent, prefix + secrets.token_hex(4) + ".tmp")
+        path = os.path.join(parent, prefix + os.urandom(4).hex() + ".tmp")
         if not os.path.lexists(path):
             return path
 
