@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from pipegen.declarations.yaml_events import Irregular, build
 from pipegen.declarations.yaml_values import LocDict, LocList, Mark, where
 from pipegen.errors import DeclarationError
 from pipegen.model import Location
@@ -165,91 +166,13 @@ for _loader in (_LocLoader, _AliasLoader):
     _loader.add_constructor("tag:yaml.org,2002:seq", _loader.construct_sequence)
 
 
-class _Irregular(Exception):
-    """A text _plain leaves to the loaders above: one they would build differently, or an error to word."""
-
-
-_STR = "tag:yaml.org,2002:str"
-_OPENS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
-_CLOSES = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
-_NO_KEY: Any = object()  # a mapping's next scalar is a key
-
-
 def _plain(text: str, file: str) -> Any:
-    """The parse of a text without anchors, aliases, tags, merge keys or duplicate keys (vLLM's steps files),
-    built straight from libyaml's events: the loaders' values and marks in less than half their time (no
-    PyYAML nodes, no constructor dispatch per node). Anything else raises _Irregular."""
+    """The parse built straight from libyaml's events (yaml_events.build), or Irregular."""
     loader = _LocLoader(text)
     try:
-        get, tags = loader.get_event, _TAGS
-        get()  # the stream's start
-        if type(get()) is yaml.StreamEndEvent:  # else the document's start
-            return None
-        stack: list[tuple[Any, Any]] = []  # the open collections above `into`, each with its pending key
-        top = into = None
-        key = _NO_KEY
-        while True:
-            event = get()
-            kind = type(event)
-            if kind is yaml.ScalarEvent:
-                value, implicit = event.value, event.implicit
-                tag = tags.get((yaml.ScalarNode, value, implicit)) or loader.resolve(yaml.ScalarNode, value, implicit)
-                if tag != _STR or event.tag is not None or event.anchor is not None:
-                    value = _scalar(loader, tag, event)
-            elif kind in _OPENS:
-                value = _collection(event, file, len(stack))
-            elif kind in _CLOSES:
-                into, key = stack.pop()
-                continue
-            else:  # the document's end (an alias, a second document: _Irregular)
-                if kind is not yaml.DocumentEndEvent or type(get()) is not yaml.StreamEndEvent:
-                    raise _Irregular
-                return top
-            if into is None:
-                top = value
-            elif type(into) is LocList:
-                into.append(value)
-                into.item_marks.append(_mark(event.start_mark))
-            elif key is _NO_KEY:
-                try:
-                    if value in into:  # a duplicate, or 1 and true: the loaders word it
-                        raise _Irregular
-                except TypeError:  # a collection as a key
-                    raise _Irregular from None
-                into.key_marks[value] = _mark(event.start_mark)
-                key = value
-                continue
-            else:
-                into[key] = value
-                key = _NO_KEY
-            if kind in _OPENS:
-                stack.append((into, key))
-                into, key = value, _NO_KEY
+        return build(loader, file, _TAGS, MAX_DEPTH, MAX_ALIAS_NODES)
     finally:
         loader.dispose()
-
-
-def _scalar(loader: Any, tag: str, event: Any) -> Any:
-    """A scalar other than a plain string, as PyYAML's constructor makes it (a merge key: _Irregular)."""
-    constructor = loader.yaml_constructors.get(tag) if tag != "tag:yaml.org,2002:merge" else None
-    if constructor is None or event.tag is not None or event.anchor is not None:
-        raise _Irregular
-    return constructor(loader, yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark))
-
-
-def _collection(event: Any, file: str, depth: int) -> LocDict | LocList:
-    """An empty LocDict or LocList for a collection's start, its items to come."""
-    if event.tag is not None or event.anchor is not None or depth >= MAX_DEPTH - 1:
-        raise _Irregular
-    value: LocDict | LocList
-    if type(event) is yaml.MappingStartEvent:
-        value = LocDict()
-        value.key_marks = {}
-    else:
-        value = LocList()
-        value.item_marks = []
-    value.file, value.mark = file, _mark(event.start_mark)
-    return value
 
 
 def parse(text: str, file: str, duplicates: list[str] | None = None) -> Any:
@@ -258,7 +181,7 @@ def parse(text: str, file: str, duplicates: list[str] | None = None) -> Any:
     if duplicates is None:
         try:
             return _plain(text, file)
-        except (_Irregular, yaml.YAMLError):  # an error is worded by the loaders below, which meet it again
+        except (Irregular, yaml.YAMLError):  # an error is worded by the loaders below, which meet it again
             pass
     loader = (_AliasLoader if "&" in text and _ALIAS.search(text) else _LocLoader)(text)
     loader.file = file
