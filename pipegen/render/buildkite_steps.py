@@ -137,11 +137,13 @@ class GroupStep:
         return out
 
 
-def written_depends(depends: list[Depends], declared: Iterable[tuple[str, Any]]) -> list[Depends] | None:
-    """One rule for a step's and a group's depends_on: its targets in the pipeline; where none is, `[]` if
-    `depends_on: []` was declared (among `declared`, its Buildkite fields: it waits for no wait or block
-    before it, and render's passes add none), else none written (it follows the waits before it)."""
-    return depends or ([] if any(name == "depends_on" for name, _ in declared) else None)
+def written_depends(depends: list[Depends], targets: Iterable[str], declared: Iterable[tuple[str, Any]]
+                    ) -> list[Depends] | None:
+    """One rule for a step's and a group's depends_on: its targets in the pipeline; where none is, `[]` if it
+    declared targets (`targets`, none of them on the page) or `depends_on: []` (among `declared`, its Buildkite
+    fields): it waits for no wait or block before it, as Buildkite runs a step whose every dependency is
+    absent, and render's passes add none. Else none written: it follows the waits before it."""
+    return depends or ([] if any(targets) or any(name == "depends_on" for name, _ in declared) else None)
 
 
 StepItem = CommandStep | BlockStep | DeclaredStep  # a step of the page or of a group

@@ -48,7 +48,7 @@ def command_step(step: Step, job: Job, key: str, depends: list[Depends], dollars
     plugin = _plugin(template, step) if job.uses_plugin else None  # plain.j2 renders no plugin by default
     return CommandStep(
         label=dollars(step.label), key=key,
-        depends_on=written_depends(depends, step.buildkite),
+        depends_on=written_depends(depends, step.depends_on, step.buildkite),
         agents=dict(job.agents),
         commands=job_fields.commands(step, job, lines),
         env=job_fields.env(step, job, lines, dollars, build),

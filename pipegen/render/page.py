@@ -170,7 +170,7 @@ def declared_step(step: Step, key: str, depends: list[Depends], dollars: Dollars
     for name, value in step.buildkite:
         if name != "depends_on":
             fields[name] = key if name in ("key", "identifier", "id") else escaped(value, dollars)
-    return DeclaredStep(key, fields, written_depends(depends, step.buildkite), skip, step)
+    return DeclaredStep(key, fields, written_depends(depends, step.depends_on, step.buildkite), skip, step)
 
 
 def _group_step(group: Group | None, title: str, present: Callable[[str], bool], dollars: Dollars) -> GroupStep:
@@ -180,7 +180,8 @@ def _group_step(group: Group | None, title: str, present: Callable[[str], bool],
         return GroupStep(title, [])
     depends: list[Depends] = [{"step": t, "allow_failure": True} if t in group.allow_failure_on else t
                               for t in group.depends_on if present(t)]
-    return GroupStep(title, [], key=group.key or None, depends_on=written_depends(depends, group.buildkite),
+    return GroupStep(title, [], key=group.key or None,
+                     depends_on=written_depends(depends, group.depends_on, group.buildkite),
                      fields={name: escaped(value, dollars) for name, value in group.buildkite if name != "depends_on"})
 
 

@@ -179,6 +179,27 @@ steps:
     assert steps[7] == {"input": "Notes"}
 
 
+def test_a_depends_on_whose_targets_are_all_absent_waits_for_no_wait_or_block_before_it(tmp_path):
+    """Buildkite runs a step whose dependency is not in the build once its other dependencies are met, never
+    falling back to the waits before it: render wrote no depends_on, and the step, the block and the group
+    below waited for the wait and X (more ordering than declared). Here the target is a group with no steps."""
+    root = own_repo(tmp_path, {"a.yaml": "group: {group: Empty, key: empty}\nsteps: []\n", "b.yaml": """
+steps:
+  - {label: X, key: x, commands: [x], source_file_dependencies: [src/]}
+  - wait
+  - {label: Y, key: y, commands: [y], source_file_dependencies: [src/], depends_on: [empty]}
+  - {block: Go, key: go, depends_on: [empty]}
+""", "c.yaml": """
+group: {group: G, key: g, depends_on: [empty]}
+steps:
+  - {label: Z, key: z, commands: [z], source_file_dependencies: [src/]}
+"""})
+    g = Graph(assert_valid(render(root, files="src/a.c\n").stdout))
+    assert g.waits_for("y") == g.waits_for("go") == g.waits_for("z") == set()
+    assert g.steps["y"]["depends_on"] == g.steps["go"]["depends_on"] == g.steps["g"]["depends_on"] == []
+    assert "depends_on" not in g.steps["x"]
+
+
 def test_a_declared_empty_depends_on_is_kept_it_waits_for_no_wait_or_block_before_it(tmp_path):
     """Buildkite: `depends_on: ~` or `[]` makes a step "run immediately regardless of implicit dependencies"."""
     root = own_repo(tmp_path, {"a.yaml": """
