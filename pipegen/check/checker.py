@@ -64,7 +64,7 @@ def check(decl: Declarations, inputs: Inputs, *, orphans: bool = False, strict_m
         findings=strict(found) if strict_mode else tuple(found),
         notes=tuple(_notes(inputs, graph, test_files)),
         stats={"steps": len(decl.steps), "tracked_files": len(index), "test_files": len(test_files),
-               "python_files_read": len(graph.edges) - len(graph.unreadable)},
+               "python_files_read": len(graph.kids) - len(graph.unreadable)},
     )
 
 
@@ -85,7 +85,8 @@ def _notes(inputs: Inputs, graph: ImportGraph, test_files: set[str]) -> list[str
     notes = []
     if inputs.listed:
         notes.append(f"checked against the {len(inputs.tracked)} paths listed in {inputs.listed}, not git")
-    followed = [p for p in test_files if p in graph.edges]
+    read = set(graph.read())
+    followed = [p for p in test_files if p in read]
     unread_tests = [p for p in followed if p in graph.unreadable]
     unread_other = len(graph.unreadable) - len(unread_tests)
     if unread_tests or unread_other:

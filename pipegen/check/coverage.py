@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from pipegen.check.command_paths import CommandPath
 from pipegen.check.command_walk import Reader, extract
 from pipegen.check.entries import declared, either, nearest
-from pipegen.check.file_index import FileIndex, bits
+from pipegen.check.file_index import FileIndex
 from pipegen.check.findings import Finding
 from pipegen.check.uncovered import group_by_folder, not_covered
+from pipegen.graph.bitmask import bits
 from pipegen.graph.import_graph import ImportGraph
 from pipegen.model import Declarations, Step
 from pipegen.selection.decide import always_run_pattern
@@ -139,40 +140,56 @@ def import_findings(steps: Sequence[StepTests], decl: Declarations, covers: Mapp
     """import-not-covered: repository files a step's tests import that no entry of the step covers."""
     checked = [t for t in steps if t.files and checks_selection(t.step, decl) and t.step.declares_dependencies]
     # pytest loads the conftest.py files above a test; a script run by python or torchrun has none.
-    starts = {path: _with_conftests(path, index) if ref.tool == "pytest" else [path]
+    conftests = Conftests(index)
+    starts = {path: conftests.with_test(path) if ref.tool == "pytest" else [path]
               for t in checked for path, ref in t.files.items() if path.endswith(".py")}
     closure = graph.closures([p for group in starts.values() for p in group], index.bit)
     out: list[Finding] = []
     for tests in checked:
         own = index.mask(tests.files)
-        roots = [p for p in tests.files if p in starts]
-        masks = {p: _union(closure, starts[p]) for p in roots}
+        masks = [(p, _union(closure, starts[p])) for p in tests.files if p in starts]
         reach = 0
-        for mask in masks.values():
+        for _root, mask in masks:
             reach |= mask
         covered = covers[tests.step.key] | run_all | own
-        missing = [index.paths[bit] for bit in bits(reach & ~covered)]
+        groups = group_by_folder(index.files(reach & ~covered), covered, index)
+        # Each group's first file: the first test (in the step's order) whose closure holds it, for its chain.
+        owner: dict[int, str] = {}
+        left = index.mask(paths[0] for paths in groups.values())
+        for root, mask in masks:
+            hit = mask & left
+            if hit:
+                owner.update(dict.fromkeys(bits(hit), root))
+                left ^= hit
 
         def chain(target: str) -> list[str]:
-            root = next(p for p in roots if masks[p] >> index.bit[target] & 1)  # noqa: B023 - called in this iteration
-            return graph.chain(starts[root], target)
+            return graph.chain(starts[owner[index.bit[target]]], target)  # noqa: B023 - called in this iteration
 
-        out += [not_covered(tests.step, group, paths, chain)
-                for group, paths in group_by_folder(missing, covered, index).items()]
+        out += [not_covered(tests.step, group, paths, chain) for group, paths in groups.items()]
     return out
 
 
-def _with_conftests(path: str, index: FileIndex) -> list[str]:
-    """A test file and the conftest.py files pytest loads for it (its folder and every one above)."""
-    out = [path]
-    folder = posixpath.dirname(path)
-    while True:
-        conftest = posixpath.join(folder, "conftest.py") if folder else "conftest.py"
-        if conftest in index.bit and conftest != path:
-            out.append(conftest)
-        if not folder:
-            return out
-        folder = posixpath.dirname(folder)
+class Conftests:
+    """The conftest.py files pytest loads for a test: its folder's and every one above (looked up once a
+    folder: a step's tests share them)."""
+
+    def __init__(self, index: FileIndex):
+        self.index = index
+        self._above: dict[str, list[str]] = {}
+
+    def with_test(self, path: str) -> list[str]:
+        """The test file, then its conftest.py files, innermost first."""
+        return [path, *(c for c in self._of(path.rpartition("/")[0]) if c != path)]
+
+    def _of(self, folder: str) -> list[str]:
+        found = self._above.get(folder)
+        if found is None:
+            conftest = folder + "/conftest.py" if folder else "conftest.py"
+            found = [conftest] if conftest in self.index.bit else []
+            if folder:
+                found += self._of(folder.rpartition("/")[0])
+            self._above[folder] = found
+        return found
 
 
 def _union(closure: Mapping[str, int], paths: Sequence[str]) -> int:

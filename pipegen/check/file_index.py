@@ -12,15 +12,15 @@ import bisect
 import fnmatch
 import posixpath
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
+from pipegen.graph.bitmask import bits
 from pipegen.model import PatternKind
 from pipegen.selection.matching import entry_matches, is_glob
 
 REGEX_META = re.compile(r"[.^$*+?{}\[\]\\|()]")
 SHELL_META = re.compile(r"[*?[]")  # what fnmatch reads as a wildcard
 OPTIONAL = frozenset("*?{")  # quantifiers that let the character before them be absent
-_ONE = re.compile("1")
 
 
 class FileIndex:
@@ -30,6 +30,7 @@ class FileIndex:
         self._cache: dict[tuple[str, str], int] = {}
         self._children: dict[str, set[str]] | None = None
         self._named: dict[str, list[str]] | None = None
+        self._lineage: dict[str, list[tuple[str, int]]] = {"": []}
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -41,6 +42,14 @@ class FileIndex:
         low = bisect.bisect_left(self.paths, prefix)
         high = bisect.bisect_left(self.paths, prefix[:-1] + chr(ord(prefix[-1]) + 1), low)
         return ((1 << (high - low)) - 1) << low
+
+    def lineage(self, folder: str) -> list[tuple[str, int]]:
+        """`a/b` -> [("a", the files under a/), ("a/b", the files under a/b/)]; [] for the root."""
+        found = self._lineage.get(folder)
+        if found is None:
+            above = self.lineage(folder.rpartition("/")[0])
+            found = self._lineage[folder] = [*above, (folder, self.prefix(folder + "/"))]
+        return found
 
     def matches(self, entry: str, kind: PatternKind = "entry") -> int:
         """Files matched by one (non-negated) entry, vLLM's semantics for `kind`."""
@@ -77,7 +86,7 @@ class FileIndex:
         return out
 
     def files(self, mask: int) -> list[str]:
-        return [self.paths[i] for i in bits(mask)]
+        return list(map(self.paths.__getitem__, bits(mask)))
 
     def children(self, folder: str) -> set[str]:
         """Names directly inside `folder` ("" = the root), files and folders alike."""
@@ -134,8 +143,3 @@ def regex_prefix(pattern: str) -> str:
     end = m.start()
     return pattern[: max(end - 1, 0)] if pattern[end] in OPTIONAL else pattern[:end]
 
-
-def bits(mask: int) -> Iterator[int]:
-    """Indices of the set bits, ascending: the "1"s of its binary digits read from the lowest (found by the
-    regex engine, several times faster than peeling the lowest bit off a thousands-bit integer each time)."""
-    return (one.start() for one in _ONE.finditer(bin(mask)[:1:-1]))

@@ -26,21 +26,6 @@ Chain = Callable[[str], list[str]]  # an uncovered file -> one import chain from
 def group_by_folder(missing: Sequence[str], covered: int, index: FileIndex) -> dict[tuple[str, bool], list[str]]:
     """Uncovered files by (folder, whether no file in it is covered); folders end in "/", "" is the root."""
     clean: dict[str, bool] = {}  # folder -> holds no covered file
-    group_of: dict[str, tuple[str, bool]] = {}  # a file's folder -> its group
-
-    def uncovered(folder: str) -> bool:
-        if folder not in clean:
-            clean[folder] = not index.prefix(folder + "/") & covered
-        return clean[folder]
-
-    def group(parent: str) -> tuple[str, bool]:
-        if parent not in group_of:
-            parts = parent.split("/") if parent else []
-            ancestors = ("/".join(parts[:n]) for n in range(1, len(parts) + 1))
-            top = next((f for f in ancestors if uncovered(f)), None)
-            group_of[parent] = (top + "/", True) if top else (parent + "/" if parent else "", False)
-        return group_of[parent]
-
     groups: dict[tuple[str, bool], list[str]] = {}
     parent, files = None, []  # `missing` is sorted: a folder's files come together
     at = 0
@@ -49,13 +34,20 @@ def group_by_folder(missing: Sequence[str], covered: int, index: FileIndex) -> d
         folder = path.rpartition("/")[0]
         if folder != parent:
             parent = folder
-            files = groups.setdefault(group(folder), [])
-            top, whole = group_of[folder]
-            if whole:  # every missing file below `top` is in this group, and they come together: take them at once
-                end = bisect.bisect_left(missing, top[:-1] + "0", at)  # "0" follows "/"
-                files += missing[at:end]
+            top = None
+            for above, below in index.lineage(folder):
+                empty = clean.get(above)
+                if empty is None:
+                    empty = clean[above] = not below & covered
+                if empty:
+                    top = above
+                    break
+            if top is not None:  # every missing file below `top` is in this group, and they come together:
+                end = bisect.bisect_left(missing, top + "0", at)  # take them at once ("0" follows "/")
+                groups.setdefault((top + "/", True), []).extend(missing[at:end])
                 at, parent = end, None
                 continue
+            files = groups.setdefault((folder + "/" if folder else "", False), [])
         files.append(path)
         at += 1
     return groups

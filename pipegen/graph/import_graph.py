@@ -9,15 +9,17 @@ third-party packages) is ignored. A resolved module brings its packages'
 is a module; `pytest_plugins = [...]` counts as imports. Imports under
 `if TYPE_CHECKING:` never run, so they do not count.
 
-Each file is read and scanned once (scan_cache.py keeps the scans). Closures are bit masks over a caller's
+Each file is read and scanned once (scan_cache.py keeps the scans). Files are numbered once (ModuleFiles),
+and the walks run over the numbers. Closures are bit masks over a caller's
 file numbering: strongly connected components (import cycles) are found
 once, and each component's closure is the union of its successors'.
 """
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import reduce
+from operator import or_
 
 from pipegen.graph.import_scan import ImportSpec
 
@@ -29,140 +31,179 @@ UNSEEN, START = -2, -1  # a breadth-first search's parent of a file not reached 
 
 
 class ModuleFiles:
-    """Tracked Python files, and the folders they make up, for resolving module names."""
+    """Tracked Python files, numbered (`paths`, `number`), and the folders they make up, for resolving module
+    names."""
 
     def __init__(self, tracked: Iterable[str]):
-        self.files = frozenset(p for p in tracked if p.endswith(".py"))
+        self.paths = list(dict.fromkeys(p for p in tracked if p.endswith(".py")))
+        self.number = {path: n for n, path in enumerate(self.paths)}
+        self.files = frozenset(self.paths)
+        # `a/b` -> "a/b.py", else "a/b/__init__.py"
+        self.modules = {path[:-3]: path for path in self.paths}
+        for path in self.paths:
+            if path.endswith("/__init__.py"):
+                self.modules.setdefault(path[:-12], path)
         dirs: set[str] = set()
-        for path in self.files:
-            folder = posixpath.dirname(path)
+        for path in self.paths:
+            folder = path.rpartition("/")[0]
             while folder and folder not in dirs:
                 dirs.add(folder)
-                folder = posixpath.dirname(folder)
+                folder = folder.rpartition("/")[0]
         self.dirs = frozenset(dirs)
-        self._packages: dict[str, list[str]] = {}
-        # resolve()'s memos: thousands of files import the same modules
-        self.resolved: dict[tuple[str | None, tuple[str, ...], str], list[str]] = {}
+        # resolve()'s memos: thousands of files import the same modules, from a few dozen base dirs
+        self.resolved: dict[tuple[str | None, tuple[str, ...], str], list[int]] = {}
         self.roots: dict[tuple[str, str], str | None] = {}
-
-    def module(self, path: str) -> str | None:
-        """`a/b` -> "a/b.py" or "a/b/__init__.py", whichever is tracked."""
-        for candidate in (path + ".py", path + "/__init__.py"):
-            if candidate in self.files:
-                return candidate
-        return None
+        self._tables: dict[str, tuple[Table, Table, str]] = {}
+        self._by_base: dict[str, Table] = {}
+        self._executes: dict[str, list[int]] = {}
 
     def exists(self, path: str) -> bool:
         """A module file, or a folder holding Python files (a namespace package)."""
-        return self.module(path) is not None or path in self.dirs
+        return path in self.modules or path in self.dirs
 
-    def packages(self, path: str) -> list[str]:
-        """The `__init__.py` files of the packages holding `path`, innermost first."""
-        if path in self._packages:
-            return self._packages[path]
-        out = self._packages[path] = []
-        folder = posixpath.dirname(path)
+    def executes(self, path: str) -> list[int]:
+        """Importing module `a/b`: its file and its packages' `__init__.py` files, innermost first ([] when
+        `a/b` is not a tracked module)."""
+        found = self._executes.get(path)
+        if found is None:
+            module = self.modules.get(path)
+            found = self._executes[path] = [] if module is None else [self.number[module], *self._packages(module)]
+        return found
+
+    def _packages(self, path: str) -> list[int]:
+        out = []
+        folder = path.rpartition("/")[0]
         while folder:
             init = folder + "/__init__.py"
             if init not in self.files:
                 break
             if init != path:
-                out.append(init)
-            folder = posixpath.dirname(folder)
+                out.append(self.number[init])
+            folder = folder.rpartition("/")[0]
         return out
 
-    def base_dir(self, path: str) -> str:
-        """pytest's rootdir-relative base dir: the first folder up without `__init__.py`."""
-        folder = posixpath.dirname(path)
-        while folder and folder + "/__init__.py" in self.files:
-            folder = posixpath.dirname(folder)
-        return folder
-
-
-def _join(*parts: str) -> str:
-    return "/".join(p for p in parts if p)
-
-
-def resolve(specs: Iterable[ImportSpec], importer: str, mods: ModuleFiles) -> list[str]:
-    """The tracked files the import statements `specs` of `importer` execute, in order (repeats kept)."""
-    roots = (mods.base_dir(importer), *GLOBAL_ROOTS)  # a walk up the folders: once per file, not per statement
-    folder = posixpath.dirname(importer)
-    out: list[str] = []
-    for module, names, level in specs:
-        if level:
-            floor = folder
-            for _ in range(level - 1):
-                floor = posixpath.dirname(floor)
-        else:
-            root = _root_of(module or "", roots, mods)
-            if root is None:
-                continue  # the standard library, a third-party package
-            floor = root
-        # A statement means the same wherever it resolves against the same folder: thousands
-        # of files import the same modules.
-        key = (module, tuple(names), floor)
-        found = mods.resolved.get(key)
+    def tables(self, folder: str) -> tuple[Table, Table, str]:
+        """resolve()'s memos for the files of `folder`: absolute imports (shared by its base dir), relative ones;
+        and the base dir: pytest's rootdir-relative one, the first folder up without `__init__.py`."""
+        found = self._tables.get(folder)
         if found is None:
-            found = mods.resolved[key] = _resolve(module, names, floor, mods)
+            base = folder
+            while base and base + "/__init__.py" in self.files:
+                base = base.rpartition("/")[0]
+            found = self._tables[folder] = (self._by_base.setdefault(base, {}), {}, base)
+        return found
+
+
+# An import statement (module, names[, level]) -> the numbers of the files it executes
+Table = dict[tuple[object, ...], list[int]]
+
+
+def resolve(specs: Iterable[ImportSpec], importer: str, mods: ModuleFiles) -> list[int]:
+    """The numbers (`mods.paths`) of the tracked files the import statements `specs` of `importer` execute,
+    in order (repeats kept)."""
+    folder = importer.rpartition("/")[0]
+    absolute, relative, base = mods.tables(folder)
+    out: list[int] = []
+    for module, names, level in specs:
+        # A statement means the same in every file of a folder (relative), of a base dir (absolute).
+        if level:
+            key: tuple[object, ...] = (module, tuple(names), level)
+            found = relative.get(key)
+            if found is None:
+                floor = folder
+                for _ in range(level - 1):
+                    floor = floor.rpartition("/")[0]
+                found = relative[key] = _executed(module, tuple(names), floor, mods)
+        else:
+            key = (module, tuple(names))
+            found = absolute.get(key)
+            if found is None:
+                root = _root_of(module or "", base, mods)
+                # None: the standard library, a third-party package
+                found = absolute[key] = [] if root is None else _executed(module, tuple(names), root, mods)
         out += found
     return out
 
 
-def _resolve(module: str | None, names: Sequence[str], floor: str, mods: ModuleFiles) -> list[str]:
+def _executed(module: str | None, names: tuple[str, ...], floor: str, mods: ModuleFiles) -> list[int]:
     """`from <floor>/<module> import <names>`: the modules it executes, with their packages."""
-    base = _join(floor, (module or "").replace(".", "/"))
-    out: list[str] = []
-    found = _nearest_module(base, floor, mods)
-    if found:
-        out += [found, *mods.packages(found)]
-    for name in names:
-        sub = mods.module(_join(base, name)) if name != "*" else None
-        if sub:
-            out += [sub, *mods.packages(sub)]
-    return out
+    key = (module, names, floor)
+    found = mods.resolved.get(key)
+    if found is None:
+        path = _join(floor, (module or "").replace(".", "/"))
+        found = mods.resolved[key] = list(_nearest_module(path, floor, mods))
+        for name in names:
+            if name != "*":
+                found += mods.executes(_join(path, name))
+    return found
 
 
-def _nearest_module(path: str, floor: str, mods: ModuleFiles) -> str | None:
+def _join(folder: str, name: str) -> str:
+    return folder + "/" + name if folder and name else folder or name
+
+
+def _nearest_module(path: str, floor: str, mods: ModuleFiles) -> list[int]:
     """The module `path` names, else its nearest enclosing one below `floor` (`import a.b` of an attribute)."""
     while len(path) > len(floor) or path == floor:
-        found = mods.module(path) if path else None
+        found = mods.executes(path) if path else []
         if found or path == floor:
             return found
-        path = posixpath.dirname(path)
-    return None
+        path = path.rpartition("/")[0]
+    return []
 
 
-def _root_of(module: str, roots: Sequence[str], mods: ModuleFiles) -> str | None:
-    """The first root holding the module's top-level package; None = not the repository's."""
-    top = module.split(".", 1)[0]
-    key = (top, roots[0])  # the other roots are GLOBAL_ROOTS
+def _root_of(module: str, base: str, mods: ModuleFiles) -> str | None:
+    """The first root (the base dir, then GLOBAL_ROOTS) holding the module's top-level package; None = not the
+    repository's."""
+    top = module.partition(".")[0]
+    key = (top, base)
     if key not in mods.roots:
-        mods.roots[key] = next((root for root in roots if top and mods.exists(_join(root, top))), None)
+        mods.roots[key] = next((root for root in (base, *GLOBAL_ROOTS) if top and mods.exists(_join(root, top))),
+                               None)
     return mods.roots[key]
 
 
 class ImportGraph:
-    """Files -> the files they import, read lazily and once each."""
+    """Files -> the files they import, read lazily and once each; walked over file numbers."""
 
     def __init__(self, mods: ModuleFiles, specs: SpecReader):
         self.mods = mods
         self._specs = specs
-        self.edges: dict[str, tuple[str, ...]] = {}
+        self.names = list(mods.paths)  # number -> path; a path outside `mods` is numbered when first asked for
+        self._ids = dict(mods.number)
+        self.kids: dict[int, tuple[int, ...]] = {}  # a file read -> the files it imports
         self.unreadable: set[str] = set()
-        # start files -> a breadth-first search over the numbered files: parents, queue, how far the queue is done
+        # chain()'s searches by start files, over the files read when they began (_read_at)
         self._searches: dict[tuple[str, ...], tuple[list[int], list[int], list[int]]] = {}
-        self._numbers: tuple[list[str], dict[str, int], list[list[int]], int] | None = None
+        self._kids_listed: list[tuple[int, ...]] = []  # self.kids as a list
+        self._read_at = -1
+
+    def read(self) -> list[str]:
+        return [self.names[node] for node in self.kids]  # the files whose imports were followed, unreadable ones too
 
     def imports(self, path: str) -> tuple[str, ...]:
-        if path not in self.edges:
-            specs = self._specs(path) if path in self.mods.files else None
+        return tuple(map(self.names.__getitem__, self._imports(self._number(path))))
+
+    def _number(self, path: str) -> int:
+        if path not in self._ids:
+            self._ids[path] = len(self.names)
+            self.names.append(path)
+        return self._ids[path]
+
+    def _imports(self, node: int) -> tuple[int, ...]:
+        found = self.kids.get(node)
+        if found is None:
+            path = self.names[node]
+            specs = self._specs(path) if node < len(self.mods.paths) else None
             if specs is None:
                 self.unreadable.add(path)
-                self.edges[path] = ()
+                found = ()
             else:
-                found = resolve(specs, path, self.mods)
-                self.edges[path] = tuple(dict.fromkeys(f for f in found if f != path))
-        return self.edges[path]
+                children = dict.fromkeys(resolve(specs, path, self.mods))
+                children.pop(node, None)
+                found = tuple(children)
+            self.kids[node] = found
+        return found
 
     def closures(self, roots: Sequence[str], bit: Mapping[str, int]) -> dict[str, int]:
         """For each file reachable from `roots`: the mask of its closure (itself included).
@@ -170,52 +211,56 @@ class ImportGraph:
         Tarjan's algorithm, iterative: a component is finished only after every
         component it reaches, so its closure is its own bits plus theirs.
         """
-        index: dict[str, int] = {}
-        low: dict[str, int] = {}
-        on_stack: set[str] = set()
-        stack: list[str] = []
-        closure: dict[str, int] = {}
-        for root in roots:
-            if root in index:
+        starts = [self._number(root) for root in roots]
+        size = len(self.names)
+        order = [-1] * size  # the order a file was reached in, -1 before
+        low = [0] * size
+        on_stack = [False] * size
+        closure = [0] * size  # 0 until the file's component is finished
+        stack: list[int] = []
+        reached: list[int] = []
+        for root in starts:
+            if order[root] >= 0:
                 continue
-            work = [(root, iter(self.imports(root)))]
-            index[root] = low[root] = len(index)
+            work = [(root, iter(self._imports(root)))]
+            order[root] = low[root] = len(reached)
+            reached.append(root)
             stack.append(root)
-            on_stack.add(root)
+            on_stack[root] = True
             while work:
                 node, children = work[-1]
-                child = next(children, None)
-                if child is not None:
-                    if child not in index:
-                        index[child] = low[child] = len(index)
+                for child in children:
+                    if order[child] < 0:
+                        order[child] = low[child] = len(reached)
+                        reached.append(child)
                         stack.append(child)
-                        on_stack.add(child)
-                        work.append((child, iter(self.imports(child))))
-                    elif child in on_stack:
-                        low[node] = min(low[node], index[child])
-                    continue
-                work.pop()
-                if work:
-                    parent = work[-1][0]
-                    low[parent] = min(low[parent], low[node])
-                if low[node] == index[node]:
-                    self._finish_component(node, stack, on_stack, closure, bit)
-        return closure
+                        on_stack[child] = True
+                        work.append((child, iter(self._imports(child))))
+                        break
+                    if on_stack[child] and order[child] < low[node]:
+                        low[node] = order[child]
+                else:
+                    work.pop()
+                    if work:
+                        parent = work[-1][0]
+                        low[parent] = min(low[parent], low[node])
+                    if low[node] == order[node]:
+                        self._finish_component(node, stack, on_stack, closure, bit)
+        return {self.names[node]: closure[node] for node in reached}
 
-    def _finish_component(self, head: str, stack: list[str], on_stack: set[str], closure: dict[str, int],
+    def _finish_component(self, head: int, stack: list[int], on_stack: list[bool], closure: list[int],
                           bit: Mapping[str, int]) -> None:
         members = []
         while True:
             member = stack.pop()
-            on_stack.discard(member)
+            on_stack[member] = False
             members.append(member)
             if member == head:
                 break
         mask = 0
-        for member in members:
-            mask |= 1 << bit[member] if member in bit else 0
-            for child in self.edges[member]:
-                mask |= closure.get(child, 0)  # members are not finished yet: they add nothing here
+        for member in members:  # members are not finished yet: their closures add nothing here
+            own = bit.get(self.names[member])
+            mask = reduce(or_, map(closure.__getitem__, self.kids[member]), mask if own is None else mask | 1 << own)
         for member in members:
             closure[member] = mask
 
@@ -224,29 +269,20 @@ class ImportGraph:
 
         Breadth first, and only as far as `target`: the search is kept and resumed for the
         next target from the same start (a step's tests reach thousands of files; a message
-        needs the path to a few). Over the files numbered, lists for dicts: thousands of searches."""
+        needs the path to a few)."""
         if target in start:
             return [target]
-        names, ids, children = self._numbered()
-        goal = ids.get(target)
+        goal = self._ids.get(target)
         if goal is None:
             return []
-        key = tuple(start)
-        if key not in self._searches:
-            parent = [UNSEEN] * len(names)
-            queue = []
-            for node in (ids[s] for s in key if s in ids):
-                if parent[node] == UNSEEN:
-                    parent[node] = START
-                    queue.append(node)
-            self._searches[key] = (parent, queue, [0])
-        parent, queue, done = self._searches[key]
+        parent, queue, done = self._search(tuple(start))
+        kids, unseen = self._kids_listed, UNSEEN
         position = done[0]
-        while parent[goal] == UNSEEN and position < len(queue):
+        while parent[goal] == unseen and position < len(queue):
             node = queue[position]
             position += 1
-            for child in children[node]:
-                if parent[child] == UNSEEN:
+            for child in kids[node]:
+                if parent[child] == unseen:
                     parent[child] = node
                     queue.append(child)
         done[0] = position
@@ -255,14 +291,21 @@ class ImportGraph:
         path = [goal]
         while parent[path[-1]] != START:
             path.append(parent[path[-1]])
-        return [names[node] for node in reversed(path)]
+        return [self.names[node] for node in reversed(path)]
 
-    def _numbered(self) -> tuple[list[str], dict[str, int], list[list[int]]]:
-        """The files read so far numbered, with their imports as numbers (again when more were read)."""
-        if self._numbers is None or self._numbers[3] != len(self.edges):
-            names = list(dict.fromkeys([*self.edges, *(c for cs in self.edges.values() for c in cs)]))
-            ids = {name: number for number, name in enumerate(names)}
-            children = [[ids[c] for c in self.edges.get(name, ())] for name in names]
-            self._numbers = (names, ids, children, len(self.edges))
+    def _search(self, key: tuple[str, ...]) -> tuple[list[int], list[int], list[int]]:
+        """The search from these start files: parents, queue, [how far the queue is done]; anew when more
+        files were read since it began."""
+        if self._read_at != len(self.kids):
+            self._kids_listed = [self.kids.get(node, ()) for node in range(len(self.names))]
+            self._read_at = len(self.kids)
             self._searches.clear()
-        return self._numbers[:3]
+        if key not in self._searches:
+            parent = [UNSEEN] * len(self.names)
+            queue = []
+            for node in map(self._ids.get, key):
+                if node is not None and parent[node] == UNSEEN:
+                    parent[node] = START
+                    queue.append(node)
+            self._searches[key] = (parent, queue, [0])
+        return self._searches[key]

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from pipegen.graph.import_graph import ImportGraph, ModuleFiles, resolve
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipegen.graph.import_graph import ImportGraph, ModuleFiles
+from pipegen.graph.import_graph import resolve as resolve_numbers
 from pipegen.graph.import_scan import scan_imports
 
 FILES = {
@@ -33,6 +37,10 @@ def graph(files=FILES, reads=None):
         return None if text is None else scan_imports(text)
 
     return ImportGraph(ModuleFiles(files), specs)
+
+
+def resolve(specs, importer, mods):
+    return [mods.paths[n] for n in resolve_numbers(specs, importer, mods)]
 
 
 def test_standard_library_and_third_party_are_ignored():
@@ -117,3 +125,41 @@ def test_chain_names_the_import_path():
     g.closures(["tests/unit/test_a.py"], {})
     assert g.chain(["tests/unit/test_a.py"], "pkg/util.py") == ["tests/unit/test_a.py", "pkg/sub/deep.py", "pkg/util.py"]
     assert g.chain(["tests/unit/test_a.py"], "tests/plugin.py") == []
+
+
+@st.composite
+def import_webs(draw):
+    """Modules importing each other in a drawn order (cycles too), and some start files."""
+    n = draw(st.integers(1, 12))
+    files = {}
+    for i in range(n):
+        targets = draw(st.lists(st.integers(0, n - 1), max_size=4))
+        files[f"m{i}.py"] = "".join(f"import m{t}\n" for t in targets)
+    starts = draw(st.lists(st.sampled_from(sorted(files)), min_size=1, max_size=3))
+    return files, starts, draw(st.sampled_from(sorted(files)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(import_webs())
+def test_closures_and_chains_are_what_a_plain_breadth_first_search_finds(web):
+    files, starts, target = web
+    g = graph(files)
+    bit = {p: i for i, p in enumerate(sorted(files))}
+    closure = g.closures(starts, bit)
+    parent: dict[str, str | None] = dict.fromkeys(starts)
+    queue = list(parent)
+    for node in queue:  # grows while read: breadth first, each file's imports in their order
+        for child in g.imports(node):
+            if child not in parent:
+                parent[child] = node
+                queue.append(child)
+        reached, todo = {node}, [node]
+        while todo:
+            todo += [c for c in g.imports(todo.pop()) if c not in reached and not reached.add(c)]
+        assert closure[node] == sum(1 << bit[p] for p in reached)
+    expected = []
+    if target in parent:
+        expected = [target]
+        while parent[expected[-1]] is not None:
+            expected.append(parent[expected[-1]])
+    assert g.chain(starts, target) == expected[::-1]
