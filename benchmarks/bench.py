@@ -185,8 +185,8 @@ def bench_check(workdir: Path, runs: int) -> None:
 
 def bench_vllm(workdir: Path, runs: int) -> None:
     """`pipegen check` on vLLM's real tree (sources on disk), installed (bytecode compiled), pinned to two
-    cores: without any cache (a fresh agent), with the import scans cached but not the report (a changed tree), and with the
-    report kept (nothing changed; targets: 1 s, -, 0.3 s)."""
+    cores: without any cache (a fresh agent), with the import scans cached but not the report (a changed
+    tree), and with the report kept (nothing changed; targets: 1 s, -, 0.3 s)."""
     tree = _vllm_tree("check")
     if tree is None:
         return
