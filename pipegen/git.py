@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Mapping
+from typing import NamedTuple
 
 from pipegen.errors import UsageError
 
@@ -126,12 +127,30 @@ def _not_safe(stderr: str, root: str) -> UsageError:
                       fix=f"if you trust it, run: {command}")
 
 
+class Index(NamedTuple):
+    """git's index of a work tree, as `check` reads it once for its import scans and its kept report."""
+
+    top: str  # the work tree's top level
+    listing: bytes  # `git ls-files -s -z`: "<mode> <sha> <stage>\t<path>" per tracked file
+    dirty: tuple[str, ...]  # `git diff-files`: edited, deleted or unmerged, so their SHA names no content
+
+    def blobs(self) -> dict[str, str]:
+        """Every tracked file's blob SHA."""
+        blobs: dict[str, str] = {}
+        for entry in self.listing.decode("utf-8", "surrogateescape").split("\0"):
+            meta, _, path = entry.partition("\t")
+            if path:
+                blobs[path] = meta.split(" ")[1]
+        return blobs
+
+
+def read_index(root: str, environ: Mapping[str, str]) -> Index:
+    git = Git(root, environ, instead="--tracked-files FILE")
+    return Index(git.top, git.raw("ls-files", "-s", "-z"), tuple(git.paths("diff-files", "--name-only", "-z")))
+
+
 def index_blobs(root: str, environ: Mapping[str, str]) -> tuple[dict[str, str], set[str]]:
     """Every tracked file's blob SHA (`git ls-files -s`), and the files whose work-tree copy
     is not that blob (`git diff-files`: edited, deleted or unmerged), so their SHA names no content."""
-    git = Git(root, environ, instead="--tracked-files FILE")
-    blobs: dict[str, str] = {}
-    for entry in git.paths("ls-files", "-s", "-z"):
-        meta, _, path = entry.partition("\t")  # "<mode> <sha> <stage>\t<path>"
-        blobs[path] = meta.split(" ")[1]
-    return blobs, set(git.paths("diff-files", "--name-only", "-z"))
+    index = read_index(root, environ)
+    return index.blobs(), set(index.dirty)

@@ -12,10 +12,11 @@ from pipegen.check.findings import Finding, Report, format_report
 from pipegen.commands.check_cache import Kept
 from pipegen.commands.options import CheckOptions
 from pipegen.commands.terminal import painted
-from pipegen.errors import EXIT_FINDINGS, EXIT_USAGE, DeclarationError
+from pipegen.errors import EXIT_FINDINGS, EXIT_USAGE, DeclarationError, UsageError
 from pipegen.model import Declarations, Location
 
 if TYPE_CHECKING:
+    from pipegen.git import Index
     from pipegen.graph.scan_cache import ScanCache
 
 AMD_TWIN_FILE = "test-amd.yaml"  # next to vLLM's ci_config.yaml
@@ -27,7 +28,8 @@ def main(args: CheckOptions, out: TextIO) -> int:
     """Write the report in `fmt`; the exit code: 0 clean, 1 errors, 2 unreadable declarations."""
     options = {"config": args.config, "amd_file": args.amd_file, "orphans": args.orphans,
                "strict_mode": args.strict_mode, "fmt": args.fmt, "detail": args.detail}
-    kept = Kept(args.root, options, args.environ) if not args.tracked_files else None
+    index = _index(args.root, args.environ) if not args.tracked_files else None
+    kept = Kept(args.root, options, args.environ, index) if index else None
     stored = kept.report() if kept else None
     if stored is not None:
         _write(out, stored[0], args)
@@ -35,7 +37,8 @@ def main(args: CheckOptions, out: TextIO) -> int:
     read: list[str] = []
     try:
         report = check_repository(args.root, args.config, tracked_files=args.tracked_files, amd_file=args.amd_file,
-                                  environ=args.environ, orphans=args.orphans, strict_mode=args.strict_mode, read=read)
+                                  environ=args.environ, orphans=args.orphans, strict_mode=args.strict_mode, read=read,
+                                  index=index)
     except DeclarationError as exc:
         _write(out, format_report(declaration_error(exc), args.fmt), args)
         return EXIT_USAGE
@@ -45,6 +48,17 @@ def main(args: CheckOptions, out: TextIO) -> int:
         kept.keep(args.root, read, text, code)  # kept without colour: painted as it is written
     _write(out, text, args)
     return code
+
+
+def _index(root: str, environ: Mapping[str, str]) -> Index | None:
+    """git's index, read once for the kept report and the import scans; None where git cannot read it
+    (check_repository asks again, and says why)."""
+    from pipegen.git import read_index
+
+    try:
+        return read_index(root, environ)
+    except (UsageError, OSError):
+        return None
 
 
 def _write(out: TextIO, text: str, args: CheckOptions) -> None:
@@ -62,16 +76,16 @@ def declaration_error(exc: DeclarationError) -> Report:
 
 def check_repository(root: str, config: str | None, *, tracked_files: str | None, amd_file: str | None,
                      environ: Mapping[str, str], orphans: bool = False, strict_mode: bool = False,
-                     read: list[str] | None = None) -> Report:
+                     read: list[str] | None = None, index: Index | None = None) -> Report:
     """Load everything `check` needs from the repository at `root`, and check it (`read`: gets the
-    declaration files it read)."""
+    declaration files it read; `index`: git's index, when it was read already)."""
     from pipegen.check.checker import Inputs, check
     from pipegen.dialects.load import load, load_documents
     from pipegen.hardware.inventory import load_inventory
     from pipegen.hardware.placement import place
 
     decl, docs = load_documents(root, config, environ)
-    scans = _scans(root, tracked_files, environ)
+    scans = _scans(root, tracked_files, environ, index)
     listed = sorted(scans.tracked) if tracked_files else None  # derived from the files on disk (expand.py)
     if any(step.derive for step in decl.steps):
         from pipegen.graph.expand import expand
@@ -115,7 +129,7 @@ def _drift(decl: Declarations, environ: Mapping[str, str], listed: list[str] | N
     return out
 
 
-def _scans(root: str, tracked_files: str | None, environ: Mapping[str, str]) -> ScanCache:
+def _scans(root: str, tracked_files: str | None, environ: Mapping[str, str], index: Index | None) -> ScanCache:
     """The tracked files and their import scans: git's index and the cache, or the --tracked-files list."""
     from pipegen.graph.scan_cache import ScanCache
 
@@ -123,10 +137,11 @@ def _scans(root: str, tracked_files: str | None, environ: Mapping[str, str]) -> 
         from pipegen.commands.selecting import read_file_list
 
         return ScanCache(root, set(read_file_list(tracked_files, "--tracked-files")))
-    from pipegen.git import index_blobs
+    from pipegen.git import read_index
 
-    blobs, dirty = index_blobs(root, environ)
-    return ScanCache(root, set(blobs), blobs, dirty)
+    index = index or read_index(root, environ)
+    blobs = index.blobs()
+    return ScanCache(root, set(blobs), blobs, set(index.dirty))
 
 
 def _text(root: str, path: str) -> str | None:

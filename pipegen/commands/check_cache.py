@@ -27,8 +27,7 @@ import pipegen
 from pipegen import cache
 from pipegen.bounded_read import read_bytes
 from pipegen.declarations.discover import DEFAULT_CONFIGS, DEFAULT_INVENTORY
-from pipegen.errors import UsageError
-from pipegen.git import Git
+from pipegen.git import Index
 
 VERSION = 1
 # The variables pipegen reads, each and by family (tests/check/test_check_cache_environ.py reads pipegen's
@@ -53,11 +52,11 @@ State = dict[str, Any]
 class Kept:
     """The entry of one repository and set of options: what the tree is now, and the stored report."""
 
-    def __init__(self, root: str, options: Mapping[str, object], environ: Mapping[str, str]):
+    def __init__(self, root: str, options: Mapping[str, object], environ: Mapping[str, str], index: Index):
         name = _digest(json.dumps([VERSION, os.path.realpath(root), sorted(options.items())]).encode())
         self.key = f"check-report {VERSION} {name}"
         self.file = cache.entry_path("check", name[:32] + ".json")
-        self.state = _state(root, environ) if self.file else None
+        self.state = _state(index, environ) if self.file else None
 
     def report(self) -> tuple[str, int] | None:
         """The stored (output, exit code) when everything it was computed from is unchanged."""
@@ -87,17 +86,12 @@ class Kept:
         cache.store(self.file, self.key, json.dumps(data, separators=(",", ":")).encode())
 
 
-def _state(root: str, environ: Mapping[str, str]) -> State | None:
+def _state(index: Index, environ: Mapping[str, str]) -> State:
     """git's index, the work tree's changes to it, pipegen's code, the interpreter, the folder and the
     variables pipegen reads."""
-    try:
-        git = Git(root, environ, instead="--tracked-files FILE")
-        listing = git.raw("ls-files", "-s", "-z")
-        dirty = sorted(p for p in git("diff-files", "--name-only", "-z").split("\0") if p)
-    except (UsageError, OSError):
-        return None
     env = sorted((k, v) for k, v in environ.items() if k in KEYED or k.startswith(KEYED_FAMILIES))
-    return {"index": _digest(listing), "dirty": {p: _file_digest(os.path.join(git.top, p)) for p in dirty},
+    return {"index": _digest(index.listing),
+            "dirty": {p: _file_digest(os.path.join(index.top, p)) for p in sorted(index.dirty)},
             "code": _code(), "python": [sys.version, *sys.path], "cwd": os.getcwd(),
             "environ": _digest(json.dumps(env).encode("utf-8", "replace"))}
 
