@@ -46,6 +46,22 @@ def test_equality_hash_and_repr_are_the_generated_ones(a, b):
     assert repr(Shared(*a)) == repr(Generated(*a)).replace("Generated(", "Shared(", 1)
 
 
+@frozen
+class One:
+    name: str
+
+
+@frozen
+class Empty:
+    pass
+
+
+def test_one_field_and_none_compare_and_hash_as_tuples_of_their_fields():
+    assert One("a") == One("a") != One("b") and hash(One("a")) == hash(("a",)) and repr(One("a")) == "One(name='a')"
+    assert Empty() == Empty() and hash(Empty()) == hash(()) and repr(Empty()) == "Empty()"
+    assert hash(Shared("x", 1)) == hash(("x", 1, ()))
+
+
 def test_another_class_with_equal_fields_is_not_equal():
     assert Shared("x") != SameFields("x")
     assert len({Shared("x"), Shared("x"), SameFields("x")}) == 2

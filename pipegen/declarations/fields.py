@@ -71,6 +71,9 @@ def string_list(value: Any, where: Location) -> tuple[str, ...]:
     if isinstance(value, list):
         out = []
         for index, item in enumerate(value):
+            if type(item) is str and "\0" not in item:  # what string() returns as it is: no location made
+                out.append(item)
+                continue
             item_where = value.loc(index) if isinstance(value, LocList) else where
             if item is None:
                 raise _fail(item_where, "empty list item", "remove the empty '-' line")
