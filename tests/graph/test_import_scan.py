@@ -7,7 +7,7 @@ import re
 from collections import Counter
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pipegen.graph import import_scan
@@ -50,6 +50,13 @@ def test_a_module_whose_name_ends_in_import():
     # `from .test_import import run` (a test module importing another): the name is not cut at "import".
     source = "from .test_import import run\nfrom ..import x\nfrom a.reimport import y\n"
     assert scan_imports(source) == [("test_import", ("run",), 1), (None, ("x",), 2), ("a.reimport", ("y",), 0)]
+
+
+def test_odd_spellings():
+    """Spaces inside the dots, no module, no names (the last two do not parse)."""
+    assert scan_imports("from . .a import b\nfrom\timport y\nfrom .import(a)\n") == [
+        ("a", ("b",), 2), (None, ("y",), 0), (None, ("a",), 1)]
+    assert scan_imports("from import x\nimport\nfrom x import\n") == [(None, ("x",), 0), ("x", (), 0)]
 
 
 def test_parenthesised_and_continued_lists():
@@ -146,10 +153,20 @@ PIECES = st.sampled_from(['"', "'", '"""', "'''", "\\", "\n", "\n", "#", "import
 
 @settings(max_examples=500, deadline=None)
 @given(st.lists(PIECES, max_size=40))
+@example(["import a", "'", "\n", "import b"])  # the line before a statement, a statement too, leaves a quote open
+@example(["from .b import c", '"', "\n", "import a"])
 def test_lines_read_as_code_as_the_one_pass_reading_reads_them(pieces):
     """On any text, valid Python or not: a statement is read exactly where the one-pass reading of every
-    string and comment would have read it (the same code lines, so the same imports)."""
-    source = "\n" + "".join(pieces)
-    words = {i for i in code_lines_read_whole(source)
-             if any(w in source[i:source.find("\n", i + 1) % (len(source) + 1)] for w in import_scan._WORDS)}
-    assert import_scan._code_lines(source) == sorted(words)
+    string and comment would have read it (the same code lines, so the same imports); an `if TYPE_CHECKING:`
+    after the last nested statement guards nothing, and may be left unread."""
+    source = "".join(pieces)
+    whole = "\n" + source  # the one-pass reading starts at a newline; its positions are one further
+    expected = [(match.end() - 1, match.group("guard")) for line in code_lines_read_whole(whole)
+                if (match := import_scan._STATEMENT.match(whole, line))]
+    statements = import_scan._statements(source)
+    read = [(match.end(), match.group("guard")) for match in statements]
+    assert set(read) <= set(expected)
+    last_nested = max((match.end() for match in statements if match.group("indent") and not match.group("guard")),
+                      default=-1)
+    assert [item for item in expected if not item[1] or item[0] < last_nested] == \
+        [item for item in read if not item[1] or item[0] < last_nested]
