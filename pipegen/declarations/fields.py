@@ -266,7 +266,10 @@ def check_fields(
                 message = f"{what} field '{name}' is ignored by {lenient}"
                 warnings.append(DeclarationWarning(where, "ignored-field", message, fix))
                 continue
-            raise _fail(where, f"unknown {what} field '{name}'", suggest(name, spec))
+            fix = suggest(name, spec)
+            if what in X_KEYS and isinstance(value, (list, dict)):  # perhaps a place for anchors: say where
+                fix += f"; or name it 'x-{name}' if it holds YAML anchors"
+            raise _fail(where, f"unknown {what} field '{name}'", fix)
         out[name] = checker(value, where)
     return out
 

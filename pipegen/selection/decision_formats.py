@@ -79,10 +79,13 @@ def banner(sel: Selection) -> list[str]:
 
 def run_all_overridden(sel: Selection) -> str:
     """What keeps a run-all change from running everything ("" when nothing does): explicit keys and NOAUTO
-    come before run-all, so the change would run everything and this build does not."""
+    come before run-all, so the change would run everything and this build does not; a run_all_exempt step
+    runs only when its own entries match."""
     first = {d.reasons[0].rule for d in sel.decisions}
+    exempt = [d.step.key for d in sel.decisions if d.reasons[0].rule == "run-all-exempt"]
     return ("the explicit keys decide first" if "only" in first else
-            "NOAUTO=1 blocks every step" if "noauto" in first else "")
+            "NOAUTO=1 blocks every step" if "noauto" in first else
+            f"run_all_exempt keeps {', '.join(exempt)} to its own entries" if exempt else "")
 
 
 def selection_text(sel: Selection) -> str:

@@ -84,8 +84,12 @@ def test_an_error_in_what_an_alias_brings_is_located_at_the_use(tmp_path):
 def test_a_top_level_key_that_is_not_x_is_still_refused(tmp_path):
     result = invoke(repo(tmp_path, steps="materialized: &m [a/]\n" + STEPS), "select")
     assert result.exit_code == 2 and "unknown steps-file field 'materialized'" in result.stderr
+    assert "or name it 'x-materialized' if it holds YAML anchors" in result.stderr  # the way out, said
     result = invoke(repo(tmp_path / "2", config=CONFIG + "sets: {}\n"), "select")
     assert result.exit_code == 2 and "unknown config field 'sets'" in result.stderr
+    assert "or name it 'x-sets' if it holds YAML anchors" in result.stderr
+    result = invoke(repo(tmp_path / "3", config=CONFIG + "base_brnch: main\n"), "select")  # a value no anchor holds
+    assert "fix: did you mean 'base_branch'?\n" in result.stderr, result.stderr
 
 
 def test_check_reads_the_entries_a_set_brings(tmp_path):

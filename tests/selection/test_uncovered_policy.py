@@ -115,6 +115,16 @@ def test_ci_glue_runs_everything_but_the_exempt_step(tmp_path):
     assert actions(select(root)[1]) == {"unit": "run", "console": "run"}
 
 
+def test_why_of_ci_glue_names_the_exempt_step_it_does_not_run(tmp_path):
+    root = repo(tmp_path)
+    out = invoke(root, "why", "ci/glue.sh", "console/c.ts").stdout
+    assert ("ci/glue.sh:\n  run-all: everything would run (ci/glue.sh matches run-all pattern 'ci/'), but "
+            "run_all_exempt keeps console to its own entries\n") in out, out  # not "everything runs"
+    assert "console/c.ts:\n  selects console  (entry 'console/')" in out
+    row = json.loads(invoke(root, "why", "--format", "json", "ci/glue.sh").stdout)["paths"][0]
+    assert row["verdict"] == "run-all" and row["overridden"] == "run_all_exempt keeps console to its own entries"
+
+
 def test_asking_for_everything_or_an_untrusted_diff_runs_the_exempt_step_too(tmp_path):
     root = repo(tmp_path)
     commit_files(root, {"ci/glue.sh": "echo changed\n"})
