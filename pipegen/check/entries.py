@@ -21,7 +21,7 @@ from pipegen.model import Declarations, Location, PatternKind, Step
 from pipegen.selection.matching import is_glob, split
 
 ENTRY_FIELDS = ("source_file_dependencies", "run_all_patterns", "run_all_exclude_patterns", "run_all",
-                "run_all_exclude")
+                "run_all_exclude", "docs_only", "uncovered_ignore", "changed")  # changed: a rule's
 # Sources identify (pre-commit's file-type library) does not name: GPU kernel languages.
 SOURCE_SUFFIXES = (".hip", ".cl", ".mojo", ".ptx")
 # identify's tags that name prose, data or repository metadata rather than a language the code is written in.

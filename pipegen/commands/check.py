@@ -110,7 +110,7 @@ def check_repository(root: str, config: str | None, *, tracked_files: str | None
     from pipegen.check.findings import strict
     from pipegen.check.glob_dialect import glob_dialect_findings
 
-    extra = glob_dialect_findings(decl, inputs.tracked)
+    extra = glob_dialect_findings(decl, inputs.tracked, docs)
     if any(("use", "check") in step.derive for step in decl.steps):
         extra += _drift(decl, environ, listed)
     return replace(report, findings=(*report.findings, *(strict(extra) if strict_mode else extra))) if extra else report

@@ -93,3 +93,25 @@ def test_the_finding_names_its_step_by_key_whatever_the_key_holds(tmp_path):
     result = invoke(root, "check", "--format", "json")
     found = [f for f in json.loads(result.stdout)["findings"] if f["code"] == "glob-dialect"]
     assert found and {f["step"] for f in found} == {"rust'x"}, result.output
+
+
+def test_every_glob_of_the_config_is_warned_on_at_the_line_it_is_written(tmp_path):
+    """uncovered_ignore, run_all_exclude and a rule's changed read as the dialect says too; each finding
+    names the file, line and column of its glob (the config's had no line)."""
+    config = ("uncovered_ignore: ['notes/*.txt']\nrun_all_exclude: ['ci/*.md']\n"
+              "rules:\n  - name: rocm\n    changed: ['docker/*.rocm']\n")
+    root = git_repo(tmp_path / "repo", {
+        ".buildkite/pipegen.yaml": "steps: [.buildkite/steps]\nrun_all: ['ci/*.sh']\ndocs_only: ['docs/*.md']\n"
+                                   + config,
+        ".buildkite/steps/s.yaml": STEPS, **FILES, "notes/a/n.txt": "", "ci/x/r.md": "", "docker/a/d.rocm": ""})
+    result = invoke(root, "check", "--format", "json")
+    found = {f["message"].split(" as matching")[0]: (f["file"], f["line"], f["column"])
+             for f in json.loads(result.stdout)["findings"] if f["code"] == "glob-dialect"}
+    config_file, steps = ".buildkite/pipegen.yaml", ".buildkite/steps/s.yaml"
+    assert found == {"run_all: git reads 'ci/*.sh'": (config_file, 2, 11),
+                     "docs_only: git reads 'docs/*.md'": (config_file, 3, 13),
+                     "uncovered_ignore: git reads 'notes/*.txt'": (config_file, 4, 20),
+                     "run_all_exclude: git reads 'ci/*.md'": (config_file, 5, 19),
+                     "rule 'rocm': git reads 'docker/*.rocm'": (config_file, 8, 15),
+                     "step 'rust': git reads 'src/*.rs'": (steps, 5, 32),
+                     "step 'rust': git reads '!src/*.gen.rs'": (steps, 5, 44)}, found
