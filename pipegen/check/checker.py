@@ -17,7 +17,8 @@ from pipegen.check.file_index import FileIndex
 from pipegen.check.findings import Finding, Report, Severity, strict
 from pipegen.check.upload_text import upload_text_findings
 from pipegen.frozen import frozen
-from pipegen.graph.import_graph import ImportGraph, ModuleFiles, SpecReader
+from pipegen.graph.import_graph import ImportGraph, SpecReader
+from pipegen.graph.modules import ModuleFiles
 from pipegen.model import Declarations, Step
 
 

@@ -86,7 +86,16 @@ class FileIndex:
         return out
 
     def files(self, mask: int) -> list[str]:
-        return list(map(self.paths.__getitem__, bits(mask)))
+        """The files of `mask`, sorted: a slice of `paths` per run of set bits (a folder's files are one)."""
+        digits = bin(mask)[:1:-1]  # bit 0 first
+        out: list[str] = []
+        start = digits.find("1")
+        while start >= 0:
+            end = digits.find("0", start)
+            end = len(digits) if end < 0 else end
+            out += self.paths[start:end]
+            start = digits.find("1", end)
+        return out
 
     def children(self, folder: str) -> set[str]:
         """Names directly inside `folder` ("" = the root), files and folders alike."""

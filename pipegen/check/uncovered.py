@@ -12,7 +12,6 @@ count, two examples, the import chain of the first, and every file
 from __future__ import annotations
 
 import bisect
-import posixpath
 from collections.abc import Callable, Sequence
 
 from pipegen.check.entries import declared
@@ -57,18 +56,19 @@ def not_covered(step: Step, group: tuple[str, bool], paths: list[str], chain: Ch
     folder, whole = group
     first = paths[0]
     how = _how(chain(first))
+    key = declared(step)
     if len(paths) == 1:
-        parent = posixpath.dirname(first)
-        message = f"a change to {first} would not run step '{declared(step)}' ({how})"
+        parent = first.rpartition("/")[0]
+        message = f"a change to {first} would not run step '{key}' ({how})"
         fix = f"add '{parent + '/' if parent else first}' or '{first}' to its source_file_dependencies"
     else:
         where = f"in {folder}" if whole else f"directly in {folder}" if folder else "at the repository root"
-        message = (f"a change to any of {len(paths)} files {where} (e.g. {', '.join(paths[:2])}) would not run "
-                   f"step '{declared(step)}' ({first}: {how})")
+        message = (f"a change to any of {len(paths)} files {where} (e.g. {first}, {paths[1]}) would not run "
+                   f"step '{key}' ({first}: {how})")
         fix = (f"add '{folder}' to its source_file_dependencies" if whole else
                f"add these files to its source_file_dependencies ({folder} also holds files it covers)" if folder
                else "add these files to its source_file_dependencies")
-    return Finding("import-not-covered", "warning", step.location, message, fix, declared(step), tuple(paths))
+    return Finding("import-not-covered", "warning", step.location, message, fix, key, tuple(paths))
 
 
 def _how(chain: list[str]) -> str:

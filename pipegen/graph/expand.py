@@ -20,7 +20,8 @@ from pipegen.errors import DeclarationError
 from pipegen.git import index_blobs
 from pipegen.graph.cargo import cargo_closure
 from pipegen.graph.derived import Link, python_closure, python_starts
-from pipegen.graph.import_graph import ImportGraph, ModuleFiles
+from pipegen.graph.import_graph import ImportGraph
+from pipegen.graph.modules import ModuleFiles
 from pipegen.graph.scan_cache import ScanCache, read_tracked
 from pipegen.model import Declarations, Step
 

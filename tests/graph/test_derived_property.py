@@ -7,8 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipegen.graph.derived import python_closure
-from pipegen.graph.import_graph import ImportGraph, ModuleFiles
+from pipegen.graph.import_graph import ImportGraph
 from pipegen.graph.import_scan import scan_imports
+from pipegen.graph.modules import ModuleFiles
 
 STYLES = ("import pkg.m{}\n", "def f():\n    from pkg import m{}\n", "from . import m{}\n",
           "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pkg.m{}\n")

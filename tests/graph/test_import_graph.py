@@ -5,9 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipegen.graph.import_graph import ImportGraph, ModuleFiles
-from pipegen.graph.import_graph import resolve as resolve_numbers
+from pipegen.graph.import_graph import ImportGraph
 from pipegen.graph.import_scan import scan_imports
+from pipegen.graph.modules import ModuleFiles
+from pipegen.graph.modules import resolve as resolve_numbers
 
 FILES = {
     "pkg/__init__.py": "from pkg import core\n",
