@@ -8,7 +8,7 @@ mirror tag ($AMD_MIRROR_HW) from the environment.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from typing import Any
 
 from pipegen.declarations.assemble import finish
 from pipegen.declarations.fields import (
@@ -70,7 +70,7 @@ def load(source: Source) -> Declarations:
     is_amd = any(isinstance(item, dict) and "agent_pool" in item for item in raw_steps)
     tag = source.environ.get(LEGACY_MIRROR_TAG_ENV, LEGACY_MIRROR_TAG_DEFAULT) if is_amd else None
     settings = legacy_settings()
-    steps: list[Step] = []
+    made: list[dict[str, Any]] = []  # each step's fields, made a Step once every key is known
     wanted: list[tuple[str, bool]] = []
     # Legacy files repeat labels across agent pools: every repeated label gets its
     # pool in the key, so a key does not depend on which copy comes first.
@@ -89,9 +89,8 @@ def load(source: Source) -> Declarations:
         if pool and label_counts.get(fields["label"], 0) > 1 and "key" not in fields:
             key = f"{key}-{pool}"
         wanted.append((key, "key" in fields))
-        steps.append(Step(**{
+        made.append({
             **as_written(fields, LEGACY_WRITTEN),
-            "key": key,
             "group": "",
             "location": where,
             "working_dir": fields.get("working_dir", "/vllm-workspace/tests"),
@@ -101,8 +100,8 @@ def load(source: Source) -> Declarations:
             "soft_fail": True if is_amd else fields.get("soft_fail", False),
             "dialect_skip": None if tag is None or tag in fields.get("mirror_hardwares", ()) else
             Reason("mirror-tag", f"not mirrored to '{tag}' (mirror_hardwares)"),
-        }))
-    steps = [replace(step, key=key) for step, key in zip(steps, _unique(wanted), strict=True)]
+        })
+    steps = [Step(**{**fields, "key": key}) for fields, key in zip(made, _unique(wanted), strict=True)]
     return finish(source.root, steps, settings, NAME, [source.path], warnings)
 
 
