@@ -12,11 +12,11 @@ from pipegen.check.findings import Finding, Report, format_report
 from pipegen.commands.check_cache import Kept
 from pipegen.commands.options import CheckOptions
 from pipegen.commands.terminal import painted
-from pipegen.errors import EXIT_FINDINGS, EXIT_USAGE, DeclarationError, UsageError
+from pipegen.errors import EXIT_FINDINGS, EXIT_USAGE, DeclarationError
+from pipegen.git import IndexReading
 from pipegen.model import Declarations, Location
 
 if TYPE_CHECKING:
-    from pipegen.git import Index
     from pipegen.graph.scan_cache import ScanCache
 
 AMD_TWIN_FILE = "test-amd.yaml"  # next to vLLM's ci_config.yaml
@@ -28,7 +28,7 @@ def main(args: CheckOptions, out: TextIO) -> int:
     """Write the report in `fmt`; the exit code: 0 clean, 1 errors, 2 unreadable declarations."""
     options = {"config": args.config, "amd_file": args.amd_file, "orphans": args.orphans,
                "strict_mode": args.strict_mode, "fmt": args.fmt, "detail": args.detail}
-    index = _index(args.root, args.environ) if not args.tracked_files else None
+    index = IndexReading(args.root, args.environ) if not args.tracked_files else None
     kept = Kept(args.root, options, args.environ, index) if index else None
     stored = kept.report() if kept else None
     if stored is not None:
@@ -50,17 +50,6 @@ def main(args: CheckOptions, out: TextIO) -> int:
     return code
 
 
-def _index(root: str, environ: Mapping[str, str]) -> Index | None:
-    """git's index, read once for the kept report and the import scans; None where git cannot read it
-    (check_repository asks again, and says why)."""
-    from pipegen.git import read_index
-
-    try:
-        return read_index(root, environ)
-    except (UsageError, OSError):
-        return None
-
-
 def _write(out: TextIO, text: str, args: CheckOptions) -> None:
     out.write(painted(args.terminal, text, SEVERITY_COLORS) if args.fmt == "text" else text)
 
@@ -76,9 +65,9 @@ def declaration_error(exc: DeclarationError) -> Report:
 
 def check_repository(root: str, config: str | None, *, tracked_files: str | None, amd_file: str | None,
                      environ: Mapping[str, str], orphans: bool = False, strict_mode: bool = False,
-                     read: list[str] | None = None, index: Index | None = None) -> Report:
+                     read: list[str] | None = None, index: IndexReading | None = None) -> Report:
     """Load everything `check` needs from the repository at `root`, and check it (`read`: gets the
-    declaration files it read; `index`: git's index, when it was read already)."""
+    declaration files it read; `index`: git's index being read, when it was started already)."""
     from pipegen.check.checker import Inputs, check
     from pipegen.dialects.load import load, load_documents
     from pipegen.hardware.inventory import load_inventory
@@ -129,7 +118,8 @@ def _drift(decl: Declarations, environ: Mapping[str, str], listed: list[str] | N
     return out
 
 
-def _scans(root: str, tracked_files: str | None, environ: Mapping[str, str], index: Index | None) -> ScanCache:
+def _scans(root: str, tracked_files: str | None, environ: Mapping[str, str],
+           reading: IndexReading | None) -> ScanCache:
     """The tracked files and their import scans: git's index and the cache, or the --tracked-files list."""
     from pipegen.graph.scan_cache import ScanCache
 
@@ -139,7 +129,7 @@ def _scans(root: str, tracked_files: str | None, environ: Mapping[str, str], ind
         return ScanCache(root, set(read_file_list(tracked_files, "--tracked-files")))
     from pipegen.git import read_index
 
-    index = index or read_index(root, environ)
+    index = reading.index() if reading else read_index(root, environ)
     blobs = index.blobs()
     return ScanCache(root, set(blobs), blobs, set(index.dirty))
 

@@ -27,7 +27,8 @@ import pipegen
 from pipegen import cache
 from pipegen.bounded_read import read_bytes
 from pipegen.declarations.discover import DEFAULT_CONFIGS, DEFAULT_INVENTORY
-from pipegen.git import Index
+from pipegen.errors import UsageError
+from pipegen.git import Index, IndexReading
 
 VERSION = 1
 # The variables pipegen reads, each and by family (tests/check/test_check_cache_environ.py reads pipegen's
@@ -52,18 +53,31 @@ State = dict[str, Any]
 class Kept:
     """The entry of one repository and set of options: what the tree is now, and the stored report."""
 
-    def __init__(self, root: str, options: Mapping[str, object], environ: Mapping[str, str], index: Index):
+    def __init__(self, root: str, options: Mapping[str, object], environ: Mapping[str, str],
+                 index: IndexReading):
         name = _digest(json.dumps([VERSION, os.path.realpath(root), sorted(options.items())]).encode())
         self.key = f"check-report {VERSION} {name}"
         self.file = cache.entry_path("check", name[:32] + ".json")
-        self.state = _state(index, environ) if self.file else None
+        self._index, self._environ = index, environ
+        self._state: State | None = None
+
+    @property
+    def state(self) -> State | None:
+        """What the tree is now (None: git cannot tell), taken once git's index is read."""
+        if self._state is None and self.file:
+            try:
+                self._state = _state(self._index.index(), self._environ)
+            except (UsageError, OSError):
+                return None
+        return self._state
 
     def report(self) -> tuple[str, int] | None:
-        """The stored (output, exit code) when everything it was computed from is unchanged."""
-        if not self.file or self.state is None:
+        """The stored (output, exit code) when everything it was computed from is unchanged (with no entry
+        stored, git's index is not waited for)."""
+        if not self.file:
             return None
         data = _load(self.file, self.key)
-        if data is None or data["state"] != self.state:
+        if data is None or self.state is None or data["state"] != self.state:
             return None
         files, folders = data["files"], data["folders"]
         if any(_file_digest(path) != digest for path, digest in files.items()):

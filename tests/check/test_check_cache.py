@@ -74,6 +74,33 @@ def test_git_reads_the_index_once_for_the_kept_report_and_the_scans(repo, tmp_pa
         assert sorted(ran) == ["diff-files", "ls-files", "rev-parse"], cache
 
 
+def test_git_reads_the_index_while_check_loads_the_declarations(repo, tmp_path, monkeypatch):
+    """With no report kept, check takes git's index when the import scans need it: git's commands run on a
+    thread while the declarations load (a check that waited for git first would wait here 5 s, alone)."""
+    import threading
+
+    import pipegen.dialects.load
+    import pipegen.git
+
+    loaded, order = threading.Event(), []
+    real_read, real_load = pipegen.git.read_index, pipegen.dialects.load.load_documents
+
+    def read(*args):  # type: ignore[no-untyped-def]
+        order.append("git started")
+        order.append("declarations loaded meanwhile" if loaded.wait(5) else "git alone")
+        return real_read(*args)
+
+    def load(*args, **kwargs):  # type: ignore[no-untyped-def]
+        found = real_load(*args, **kwargs)
+        loaded.set()
+        return found
+
+    monkeypatch.setattr(pipegen.git, "read_index", read)
+    monkeypatch.setattr(pipegen.dialects.load, "load_documents", load)
+    assert "import-not-covered" in run(repo, tmp_path / "cache")[1]
+    assert order == ["git started", "declarations loaded meanwhile"]
+
+
 @pytest.mark.parametrize("change", ["edit a source", "stage the edit", "edit the steps file", "add a steps file",
                                     "delete a source", "environment", "commit a new source"])
 def test_any_change_checks_again(repo, tmp_path, change):
