@@ -147,6 +147,32 @@ def code_lines_read_whole(source: str) -> list[int]:
     return [m.start() for m in _EVERY_TOKEN.finditer(source) if m.lastgroup == "code"]
 
 
+def read_in_one_pass(source: str) -> list:
+    """What scan_imports reads, with every string and comment read: the statements at the code lines of the
+    one-pass reading, made into imports the plain way."""
+    whole = "\n" + source
+    specs: list = []
+    guarded_until = -1
+    for line in code_lines_read_whole(whole):
+        match = import_scan._STATEMENT.match(whole, line)
+        if match is None or line < guarded_until:
+            continue
+        indent, guard, module, names, rest, _ = match.groups()
+        if guard:
+            guarded_until = import_scan._block_end(whole, match.end(), len(indent))
+        elif names is None and rest is None:
+            specs += [(name, (), 0) for name in import_scan._plugins(whole, match.end())]
+        else:
+            imported = import_scan._items(names) if rest is None else import_scan._names(whole, match.end(), rest)
+            if module is None:
+                specs += [(name, (), 0) for name in imported]
+            else:
+                module = module.replace(" ", "").replace("\t", "")
+                level = len(module) - len(module.lstrip("."))
+                specs.append((module[level:] or None, tuple(imported), level))
+    return specs
+
+
 PIECES = st.sampled_from(['"', "'", '"""', "'''", "\\", "\n", "\n", "#", "import a", "from .b import c",
                           "if TYPE_CHECKING:", "    ", "pytest_plugins = ['p']", "x", "(", ")", "\\\n", "\r"])
 
@@ -156,17 +182,7 @@ PIECES = st.sampled_from(['"', "'", '"""', "'''", "\\", "\n", "\n", "#", "import
 @example(["import a", "'", "\n", "import b"])  # the line before a statement, a statement too, leaves a quote open
 @example(["from .b import c", '"', "\n", "import a"])
 def test_lines_read_as_code_as_the_one_pass_reading_reads_them(pieces):
-    """On any text, valid Python or not: a statement is read exactly where the one-pass reading of every
-    string and comment would have read it (the same code lines, so the same imports); an `if TYPE_CHECKING:`
-    after the last nested statement guards nothing, and may be left unread."""
+    """On any text, valid Python or not: statements are read exactly where the one-pass reading of every
+    string and comment would have read them (the same code lines, so the same imports)."""
     source = "".join(pieces)
-    whole = "\n" + source  # the one-pass reading starts at a newline; its positions are one further
-    expected = [(match.end() - 1, match.group("guard")) for line in code_lines_read_whole(whole)
-                if (match := import_scan._STATEMENT.match(whole, line))]
-    statements = import_scan._statements(source)
-    read = [(match.end(), match.group("guard")) for match in statements]
-    assert set(read) <= set(expected)
-    last_nested = max((match.end() for match in statements if match.group("indent") and not match.group("guard")),
-                      default=-1)
-    assert [item for item in expected if not item[1] or item[0] < last_nested] == \
-        [item for item in read if not item[1] or item[0] < last_nested]
+    assert scan_imports(source) == read_in_one_pass(source)
