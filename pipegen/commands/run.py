@@ -17,7 +17,7 @@ from typing import TextIO
 
 from pipegen import atomic
 from pipegen.commands.options import RunOptions
-from pipegen.commands.selecting import load_declarations, select
+from pipegen.commands.selecting import load_declarations, select, warn_if_untrusted
 from pipegen.commands.terminal import painted
 from pipegen.errors import UsageError
 from pipegen.hardware.detect import machine as this_machine
@@ -42,6 +42,7 @@ def main(args: RunOptions, out: TextIO) -> int:
         header = [f"Steps asked for: {', '.join(args.step_keys)}"]
     else:
         decl, selection = select(args)
+        warn_if_untrusted(selection, args.terminal)  # an untrusted diff, an uncovered file: said as select says them
         candidates = selected(decl, selection)
         others = buildkite_only([d.step for d in selection.decisions if d.action == "run"])
         header = [*banner(selection), f"Selected: {summary(selection)}", *([others] if others else [])]

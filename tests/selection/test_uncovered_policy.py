@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import RENDER_HARDWARE, commit_files, git, git_repo, invoke
 
 STEPS = """\
@@ -61,6 +63,16 @@ def test_a_new_file_no_entry_matches_is_named_on_stderr_in_the_output_and_the_an
     rendered = invoke(root, "render", "--annotation", str(annotation), env={"CI": "true"})
     assert rendered.exit_code == 0 and "newdir/new_module.py" in annotation.read_text()
     assert "newdir/new_module.py" in rendered.stderr
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_run_names_it_on_stderr_as_select_does(tmp_path, fmt):
+    root = repo(tmp_path)
+    commit_files(root, {"newdir/new_module.py": "x = 1\n", "src/b.py": ""})
+    result = invoke(root, "run", "--dry-run", "--hardware", "cpu", "--format", fmt, env={"CI": "true"})
+    assert result.exit_code == 0, result.output
+    assert "WARNING: 1 changed file(s) no step's dependency entry matches" in result.stderr, result.stderr
+    assert "newdir/new_module.py" in result.stderr
 
 
 def test_covered_ignored_and_docs_files_say_nothing(tmp_path):
