@@ -32,7 +32,7 @@ def drift_findings(step: Step, links: Sequence[Link]) -> list[Finding]:
     out = [Finding("derived-drift", "error", step.location,
                    f"a change to {_shown(paths[0])}{_more(paths, folder)} would not run step '{name}', which its "
                    f"derive: reaches: {chain(paths[0], by_entry)}",
-                   f"add '{folder}/' to its source_file_dependencies" if folder else "add the files to its entries",
+                   _fix(folder, paths),
                    name, tuple(paths))
            for folder, paths in folders.items()]
     includes, _ = split(entries)
@@ -56,5 +56,11 @@ def _shown(path: str) -> str:
     return path if "." in posixpath.basename(path) else path + "/"
 
 
+def _fix(folder: str, paths: Sequence[str]) -> str:
+    """Add the folder; files of the top folder (Cargo.toml, Cargo.lock) by name."""
+    names = [folder + "/"] if folder else paths
+    return "add " + ", ".join(f"'{name}'" for name in names) + " to its source_file_dependencies"
+
+
 def _more(paths: Sequence[str], folder: str) -> str:
-    return f" (and {len(paths) - 1} more in {folder}/)" if len(paths) > 1 else ""
+    return f" (and {len(paths) - 1} more in {folder + '/' if folder else 'the top folder'})" if len(paths) > 1 else ""

@@ -169,6 +169,14 @@ def test_check_reports_a_hand_written_list_that_drifted_from_what_it_derives(roo
     assert "frozen" not in selected(root, "crates/util/src/lib.rs")
 
 
+def test_drifted_top_level_files_are_named_in_the_message_and_the_fix(root):
+    commit_files(root, {".buildkite/steps/t.yaml": STEPS + FROZEN.replace(", Cargo.toml, Cargo.lock]", "]")})
+    result = invoke(root, "check", "--format", "json")
+    error = next(f for f in json.loads(result.stdout)["findings"] if f["code"] == "derived-drift")
+    assert error["message"].startswith("a change to Cargo.toml (and 1 more in the top folder) would not run"), error
+    assert error["fix"] == "add 'Cargo.toml', 'Cargo.lock' to its source_file_dependencies"  # not "the files"
+
+
 def test_check_counts_derived_entries_as_the_steps_own(root):
     """A step whose entries are all derived has dependencies: no no-dependencies or import-not-covered finding."""
     result = invoke(root, "check", "--format", "json")
