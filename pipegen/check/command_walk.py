@@ -54,7 +54,7 @@ ROOT = "//"  # a repository path made absolute by a script's own folder (`$(dirn
 MAX_DEPTH = 8
 
 
-@dataclass
+@dataclass(repr=False, eq=False)  # nothing compares or shows one: __init__ is the only method compiled at import
 class Frame:
     """Where shell text runs: working dir (None: unknown), variables, positional arguments."""
 
@@ -67,7 +67,7 @@ class Frame:
     depth: int = 0
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Found:
     refs: list[CommandPath] = field(default_factory=list)
     unplaced: list[str] = field(default_factory=list)  # relative paths the working dir cannot place
