@@ -112,7 +112,8 @@ def _eq(self: object, other: object) -> object:  # bool, or NotImplemented
 
 
 def _hash(self: Any) -> int:
-    return hash(_values(self))
+    getter = _GETTERS.get(type(self))
+    return hash(getter(self) if getter else _values(self))
 
 
 def _repr(self: Any) -> str:

@@ -117,7 +117,8 @@ def strip_prefix(words: list[str]) -> list[str]:
     index = 0
     while index < len(words):
         word = words[index]
-        if ASSIGNMENT.match(word) or ARRAY.match(word):  # `env "${settings[@]}" cmd`: assignments, likely
+        # `env "${settings[@]}" cmd`: assignments, likely (each regex tried only where its first sign is)
+        if ("=" in word and ASSIGNMENT.match(word)) or (word[:2] == "${" and ARRAY.match(word)):
             index += 1
         elif word in WRAPPERS:
             index += 1 + WRAPPERS[word]
