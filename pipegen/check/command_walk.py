@@ -11,8 +11,9 @@ is itself shell text (`run-cpu-test.sh 30m "pytest tests/x.py"`, `bash -c
 paths from the working dir or else the repository root (where the program
 it is handed to runs it is not known); globs are expanded over the tracked
 files, and `find DIRS ... | xargs pytest` runs the files find would list.
-What cannot be read (a `$VAR` no assignment sets, a script that is not
-tracked) comes back as text, for a finding that names it.
+What cannot be read (a `$VAR` no assignment sets, a `$(...)` or backquoted
+command's output, a script that is not tracked) comes back as text, for a
+finding that names it whole.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ SCRIPT_DIR = re.compile(  # $(dirname "$0"), $(dirname -- "${BASH_SOURCE[0]}"): 
 GIT_TOP = re.compile(r"\$\(\s*git\s+rev-parse\s+--show-toplevel\s*\)")
 ROOTED = re.compile(r'^[ \t]*(?:export[ \t]+|local[ \t]+|readonly[ \t]+)?(\w+)="?(//[^"\s$`]*)"?[ \t]*$', re.M)
 CD_PWD = re.compile(r"""\$\(\s*cd\s+(?:--\s+)?"?([^"$()]*)"?\s*&&\s*pwd(?:\s+-P)?\s*\)""")
+SUBSTITUTION = re.compile(r"\$\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)|`[^`]*`")  # $(...) (2 levels deep), `...`
+PLACED = re.compile(r"\$\{PIPEGEN_SUBSTITUTION_(\d+)\}")  # where a substitution stood while the text is read
 ROOT = "//"  # a repository path made absolute by a script's own folder (`$(dirname "$0")`)
 MAX_DEPTH = 8
 
@@ -90,15 +93,19 @@ class _Walk:
         self.index, self.read, self.mapping = index, read, mapping
         self.found = Found()
         self.followed: set[tuple[str, tuple[str, ...], str | None]] = set()
+        self.substituted: list[str] = []  # command substitutions, by number, for what is shown
 
     def text(self, text: str, frame: Frame) -> None:
-        commands = simple_commands(_prepared(text, frame.script))
+        prepared = _prepared(text, frame.script)
+        if "$(" in prepared or "`" in prepared:
+            prepared = SUBSTITUTION.sub(lambda match: self.substitution(match.group(0), frame), prepared)
+        commands = simple_commands(prepared)
         if commands is None:
             if frame.script:  # a script's odd line loses that line, not the script
                 for line in text.splitlines():
                     self.text(line, frame) if tokens(line) is not None else None
             elif not frame.handed:
-                self.found.unread.append(_shown(text))
+                self.unread(text)
             return
         found: list[str] | None = None  # what a `find` lists, for an `| xargs` after it
         for before, raw in commands:
@@ -110,6 +117,21 @@ class _Walk:
                 self.xargs(words_[1:], found, frame)
             found = self.find(words_[1:], frame) if words_[0] == "find" else None
             self.simple(words_, frame)
+
+    def substitution(self, written: str, frame: Frame) -> str:
+        """A `$(...)` or backquoted command: its commands are read (in a subshell: a `cd` there stays there),
+        and one word stands for its output, which is not known (the lexer would split `$(` from its text)."""
+        inner = written[2:-1] if written.startswith("$(") else written[1:-1]
+        if inner.strip():  # shorter each time: SUBSTITUTION reads two levels deep
+            self.text(inner, replace(frame, variables=dict(frame.variables)))
+        self.substituted.append(written)
+        return f"${{PIPEGEN_SUBSTITUTION_{len(self.substituted) - 1}}}"
+
+    def unread(self, text: str, why: str = "") -> None:
+        """Text check cannot read, as written (command substitutions put back) and shortened, for the finding."""
+        if "PIPEGEN_SUBSTITUTION_" in text:
+            text = PLACED.sub(lambda match: self.substituted[int(match.group(1))], text)
+        self.found.unread.append(_shown(text) + why)
 
     def expand(self, word: str, frame: Frame) -> str:
         """`$NAME`, `${NAME:-default}`, `$1` from what is known; anything else is kept as written."""
@@ -161,7 +183,7 @@ class _Walk:
 
     def script(self, written: str, args: list[str], frame: Frame) -> None:
         if DYNAMIC.search(written):
-            self.found.unread.append(_shown(" ".join([written, *args])))
+            self.unread(" ".join([written, *args]))
             return
         path = self.place(written, frame)
         if path is None or path not in self.index.bit:
@@ -181,19 +203,21 @@ class _Walk:
         if "{}" in written:
             return  # xargs fills it in: read with the find before it
         if DYNAMIC.search(written.replace("*", "").replace("?", "").replace("[", "").replace("]", "")):
-            self.found.unread.append(f"{tool} {written}")
+            self.unread(f"{tool} {written}")
             return
         if frame.cwd is None and not frame.handed and not written.startswith(("/", ROOT)):
             # The step's working dir is not mapped; inside a script, a `cd` left the repository.
-            (self.found.unplaced if frame.depth == 0 else self.found.unread).append(
-                written if frame.depth == 0 else f"{tool} {written} (in a folder outside the repository)")
+            if frame.depth == 0:
+                self.found.unplaced.append(written)
+            else:
+                self.unread(f"{tool} {written}", " (in a folder outside the repository)")
             return
         kept = tuple(p for p in (self.place(i, frame) for i in ignored) if p is not None)
         path = self.place(written, frame)
         if path is None:
             return
         if frame.handed and not self._exists(path):  # it may run in another checkout (the image's, a plugin's)
-            self.found.unread.append(f"{tool} {written} (not in the repository where it is handed to run)")
+            self.unread(f"{tool} {written}", " (not in the repository where it is handed to run)")
             return
         # A glob the shell expands: each file it matches; none, and pytest gets the pattern (test-missing).
         for hit in (self.glob(path) or [path]) if GLOB.search(written) else [path]:

@@ -52,3 +52,12 @@ def test_what_cannot_be_read_is_a_finding_that_names_it(tmp_path):
     assert "'pytest $SUITE'" in finding["message"]
     assert codes(check(check_repo(tmp_path / "b", step("bash ci/run.sh tests/test_core.py"),
                                   files={"ci/run.sh": SCRIPT}))[1]) == []
+
+
+def test_a_command_substitution_is_named_whole_in_the_finding(tmp_path):
+    for number, (command, shown) in enumerate([
+        ("pytest $(cat tests/list.txt)", "'pytest $(cat tests/list.txt)'"),
+        ("pytest `cat x`", "'pytest `cat x`'"),
+    ]):
+        report = check(check_repo(tmp_path / str(number), step(command)))[1]
+        assert only(report, "tests-unread")["message"].endswith(f"not known: {shown}"), command

@@ -145,6 +145,18 @@ def test_what_cannot_be_read_is_named():
         "pytest tests/elsewhere/ (not in the repository where it is handed to run)"]
 
 
+def test_a_command_substitution_is_named_whole():
+    assert walked(["pytest $(cat tests/list.txt)"]).unread == ["pytest $(cat tests/list.txt)"]
+    assert walked(["pytest -v `cat x` compile/test_x.py"]).unread == ["pytest `cat x`"]
+    assert walked(['bash -c "pytest -x $(cat a/b) --tb=short"']).unread == ["pytest $(cat a/b)"]
+    assert walked(["pytest $(cat " + "a" * 200 + ")"]).unread == ["pytest $(cat " + "a" * 64 + "..."]  # 80 wide
+    # What follows a substitution is still read; a `cd` inside one stays there (a subshell).
+    walk = walked(["pytest -n $(nproc) compile/test_x.py", "X=$(cd /tmp && pwd) pytest cpu/test_cpu.py"])
+    assert [r.path for r in walk.refs] == ["tests/compile/test_x.py", "tests/cpu/test_cpu.py"]
+    assert [r.path for r in walked(["$(bash nixl/sweep.sh)"]).refs] == ["tests/nixl/test_canary.py",
+                                                                      "tests/nixl/test_accuracy.py"]
+
+
 def test_a_glob_matching_nothing_is_a_missing_path():
     assert [r.path for r in walked(["pytest kernels/test_none_*.py"]).refs] == ["tests/kernels/test_none_*.py"]
 
