@@ -82,18 +82,22 @@ def store(path: str, key: str, content: bytes) -> None:
                            mode=0o600)
 
 
-def prune(folder: str, keep: int) -> None:
+def prune(folder: str, keep: int) -> int:
     """Past `keep` entries in `folder` (one entry_path made), remove the oldest written down to 3/4 of
-    `keep` (the next prune is then many new entries away); a failure costs only speed."""
-    with contextlib.suppress(OSError):
+    `keep` (the next prune is then many new entries away); a failure costs only speed. Returns the
+    entries left (0 when the folder cannot be read)."""
+    try:
         with os.scandir(folder) as found:
             files = [entry for entry in found if entry.is_file(follow_symlinks=False)]
         if len(files) <= keep:
-            return
+            return len(files)
         by_age = sorted(files, key=lambda entry: entry.stat(follow_symlinks=False).st_mtime_ns)
-        for entry in by_age[:len(files) - keep * 3 // 4]:
-            with contextlib.suppress(OSError):
-                os.remove(entry.path)
+    except OSError:
+        return 0
+    for entry in by_age[:len(files) - keep * 3 // 4]:
+        with contextlib.suppress(OSError):
+            os.remove(entry.path)
+    return keep * 3 // 4
 
 
 def _own(info: os.stat_result) -> bool:

@@ -49,7 +49,17 @@ def write(slot: str, key: str, data: Any) -> None:
     new = not os.path.lexists(slot)
     cache.store(slot, key, json.dumps([tree, marks], separators=(",", ":"), ensure_ascii=False).encode())
     if new:
-        cache.prune(os.path.dirname(slot), MAX_SLOTS)
+        _added(os.path.dirname(slot))
+
+
+_HELD: dict[str, int] = {}  # cache folder -> its entries when this process last listed it, plus those it added
+
+
+def _added(folder: str) -> None:
+    """A new entry: the folder is listed and pruned (cache.prune) at this process's first new entry and when
+    its count passes MAX_SLOTS, not at each one (a cold `check` on vLLM writes 40: 40 listings of up to 40)."""
+    held = _HELD.get(folder)
+    _HELD[folder] = cache.prune(folder, MAX_SLOTS) if held is None or held >= MAX_SLOTS else held + 1
 
 
 def _key(name: str, text: str) -> str:

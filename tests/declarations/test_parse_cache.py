@@ -137,3 +137,19 @@ def test_every_alias_libyaml_reads_takes_the_parser_that_says_where_it_is_used(t
     assert any(isinstance(e, yaml.AliasEvent) for e in events)
     assert yaml_parse._ALIAS.search(text)
     assert not yaml_parse._ALIAS.search("c: cd x && pytest tests/*.py\nd: |\n  ls * \n")
+
+
+def test_new_entries_list_the_folder_once_until_the_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold read of many files lists the cache folder at the first new entry, not at each (the bound itself:
+    tests/hostile/test_caches.py)."""
+    from pipegen import cache
+    from pipegen.declarations import yaml_cache
+
+    listed: list[str] = []
+    real = cache.prune
+    monkeypatch.setattr(cache, "prune", lambda folder, keep: listed.append(folder) or real(folder, keep))
+    monkeypatch.setenv("PIPEGEN_CACHE_DIR", str(tmp_path / "cache"))
+    for n in range(30):
+        (tmp_path / f"f{n}.yaml").write_text(f"steps: [{n}]\n")
+        assert load_file(str(tmp_path / f"f{n}.yaml")) == {"steps": [n]}
+    assert listed == [str(tmp_path / "cache" / "yaml")] and yaml_cache.MAX_SLOTS > 30
