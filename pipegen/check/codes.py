@@ -43,8 +43,10 @@ CODES: dict[str, Code] = {
         "external one: no step's `depends_on`); `select` prints the same as a warning",
         "name an existing step (the closest is named), or remove the key"),
     "test-missing": Code(
-        "error", "a command names a test file (`pytest`, `python X.py`, `torchrun ... X.py`) that is not in the "
-        "repository", "fix the path (the closest is named), or remove the command"),
+        "error", "a command names a test file (`pytest`, `python X.py`, `torchrun ... X.py`), or runs a script "
+        "(`bash x.sh`, `./x.sh`, `source x.sh`), that is not in the repository; not a script a command before names "
+        "(`curl -o x.sh`, `> x.sh`: the step makes it), one handed to an image, or one in a folder that is not "
+        "tracked", "fix the path (the closest is named), or remove the command"),
     "test-not-selecting": Code(
         "error", "a change to a test file a step runs would not select that step",
         "add the test's folder to the step's `source_file_dependencies`, or narrow the exclusion that drops it"),

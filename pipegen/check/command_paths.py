@@ -48,14 +48,14 @@ class CommandPath:
 
     path: str
     written: str
-    tool: str  # "pytest", "python", "torchrun"
+    tool: str  # "pytest", "python", "torchrun"; "script" for a shell script the step runs
     command: int  # index in the step's commands
     ignored: tuple[str, ...] = ()  # repo-relative --ignore paths of the same pytest run
 
     @property
     def surely_path(self) -> bool:
         """False for a bare word (`engine`): a folder if it exists, else maybe an option's value."""
-        return "/" in self.written or self.written.endswith(".py")
+        return "/" in self.written or self.written.endswith(".py") or self.tool == "script"
 
 
 # shlex's posix reading (whitespace_split, punctuation_chars "();<>|&\n", "#" comments), as one regex: the same

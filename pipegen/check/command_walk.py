@@ -18,7 +18,6 @@ finding that names it whole.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -38,6 +37,7 @@ from pipegen.check.command_paths import (
     tool_of,
 )
 from pipegen.check.file_index import FileIndex
+from pipegen.check.shell_text import ROOT, prepared
 
 Reader = Callable[[str], "str | None"]  # repo path -> text, None when it cannot be read
 VARIABLE = re.compile(r"\$(?:\{(\w+)(?::?[-=]([^}]*))?\}|(\w+))")
@@ -45,15 +45,8 @@ GLOB = re.compile(r"[*?\[]")
 SHELLS = frozenset({"bash", "sh", "source", "."})
 DECLARE = frozenset({"export", "local", "readonly", "declare"})
 QUIET = DECLARE | {"echo", "printf", "grep", "awk", "sed", "read", "trap"}  # no command in their arguments
-HEREDOC = re.compile(r"(?<!<)<<-?[ \t]*(['\"]?)(\w+)\1")
-SCRIPT_DIR = re.compile(  # $(dirname "$0"), $(dirname -- "${BASH_SOURCE[0]}"): the script's own folder
-    r"""\$\(\s*dirname\s+(?:--\s+)?"?(?:\$0|\$\{0\}|\$\{BASH_SOURCE(?:\[0\])?\}|\$BASH_SOURCE)"?\s*\)""")
-GIT_TOP = re.compile(r"\$\(\s*git\s+rev-parse\s+--show-toplevel\s*\)")
-ROOTED = re.compile(r'^[ \t]*(?:export[ \t]+|local[ \t]+|readonly[ \t]+)?(\w+)="?(//[^"\s$`]*)"?[ \t]*$', re.M)
-CD_PWD = re.compile(r"""\$\(\s*cd\s+(?:--\s+)?"?([^"$()]*)"?\s*&&\s*pwd(?:\s+-P)?\s*\)""")
 SUBSTITUTION = re.compile(r"\$\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)|`[^`]*`")  # $(...) (2 levels deep), `...`
 PLACED = re.compile(r"\$\{PIPEGEN_SUBSTITUTION_(\d+)\}")  # where a substitution stood while the text is read
-ROOT = "//"  # a repository path made absolute by a script's own folder (`$(dirname "$0")`)
 MAX_DEPTH = 8
 
 
@@ -94,12 +87,13 @@ class _Walk:
         self.found = Found()
         self.followed: set[tuple[str, tuple[str, ...], str | None]] = set()
         self.substituted: list[str] = []  # command substitutions, by number, for what is shown
+        self.named_before: list[list[str]] = []  # the words of every simple command read, in order
 
     def text(self, text: str, frame: Frame) -> None:
-        prepared = _prepared(text, frame.script)
-        if "$(" in prepared or "`" in prepared:
-            prepared = SUBSTITUTION.sub(lambda match: self.substitution(match.group(0), frame), prepared)
-        commands = simple_commands(prepared)
+        read = prepared(text, frame.script)
+        if "$(" in read or "`" in read:
+            read = SUBSTITUTION.sub(lambda match: self.substitution(match.group(0), frame), read)
+        commands = simple_commands(read)
         if commands is None:
             if frame.script:  # a script's odd line loses that line, not the script
                 for line in text.splitlines():
@@ -110,13 +104,17 @@ class _Walk:
         found: list[str] | None = None  # what a `find` lists, for an `| xargs` after it
         for before, raw in commands:
             words_ = [self.expand(word, frame) if "$" in word else word for word in raw]
+            self.named_before.append(words_)
             if all(map(ASSIGNMENT.match, words_)):
                 frame.variables.update(_assigned(words_))
                 continue
             if found is not None and before == "|" and words_[0] == "xargs":
                 self.xargs(words_[1:], found, frame)
             found = self.find(words_[1:], frame) if words_[0] == "find" else None
-            self.simple(words_, frame)
+            if ">" in before or "<" in before:  # `> out.sh ...`: a file written or read, then maybe a command
+                words_ = words_[1:]
+            if words_:
+                self.simple(words_, frame)
 
     def substitution(self, written: str, frame: Frame) -> str:
         """A `$(...)` or backquoted command: its commands are read (in a subshell: a `cd` there stays there),
@@ -161,7 +159,7 @@ class _Walk:
         if head in SHELLS:
             self.shell(rest[1:], replace(frame, variables=_with(frame, words)))
         elif "/" in head and not head.endswith(".py") and not DYNAMIC.search(head):
-            self.script(head, rest[1:], replace(frame, variables=_with(frame, words)))
+            self.script(head, rest[1:], replace(frame, variables=_with(frame, words)), run=True)
         if "--" in rest and tool_of(rest) is None:  # a wrapper program: `sde64 -skl -- python3 x.py`
             self.simple(rest[rest.index("--") + 1:], frame)
         for written, tool, ignored in named(rest):
@@ -172,22 +170,26 @@ class _Walk:
                                         script=""))
 
     def shell(self, args: list[str], frame: Frame) -> None:
-        """`bash [-opts] script ARGS` (or `source`): follow the script; `bash -c TEXT` is read by simple()."""
+        """`bash [-opts] script ARGS` (or `source`): follow the script; `bash -c TEXT` is read by simple(), and
+        `sh -s ARGS` reads its script from stdin."""
         index = 0
         while index < len(args) and args[index].startswith("-"):
-            if "c" in args[index] and not args[index].startswith("--"):
+            if ("c" in args[index] or "s" in args[index]) and not args[index].startswith("--"):
                 return
             index += 1
         if index < len(args):
             self.script(args[index], args[index + 1:], frame)
 
-    def script(self, written: str, args: list[str], frame: Frame) -> None:
+    def script(self, written: str, args: list[str], frame: Frame, run: bool = False) -> None:
+        """Follow a script a shell reads (`bash x.sh`), or that is run (`./x.sh`, `run`), with its arguments."""
         if DYNAMIC.search(written):
             self.unread(" ".join([written, *args]))
             return
         path = self.place(written, frame)
         if path is None or path not in self.index.bit:
-            return  # a program of the image or the agent (`./sde/sde64`, `/usr/bin/env`), not the repository's
+            if path is not None and self.missing(path, frame, run):
+                self.found.refs.append(CommandPath(path, written, "script", frame.command))
+            return
         key = (path, tuple(args), frame.cwd)
         if key in self.followed or frame.depth >= MAX_DEPTH:
             return
@@ -198,6 +200,19 @@ class _Walk:
         if text is not None:
             self.text(text, replace(frame, variables=dict(frame.variables), args=tuple(args), script=path,
                                     depth=frame.depth + 1))
+
+    def missing(self, path: str, frame: Frame, run: bool) -> bool:
+        """Whether a script the step runs should be in the repository and is not. Not one that runs elsewhere
+        (handed on to an image, in a folder that is not tracked: a program of the image or agent, `./sde/sde64`,
+        a clone), nor one a command before names, which makes it (`curl -o x.sh URL`, `> x.sh`, `chmod +x x.sh`);
+        run as a program, only a shell script or a file without a suffix (not an array's `requirements/x.txt`)."""
+        folder, _, name = path.rpartition("/")
+        if frame.handed or (folder and not self.index.is_dir(folder)) or self.index.is_dir(path) or " " in name:
+            return False
+        if run and "." in name and not name.endswith((".sh", ".bash")):
+            return False
+        return not any(word.rpartition("/")[2].rpartition("=")[2] == name
+                       for words in self.named_before[:-1] for word in words)
 
     def named(self, written: str, tool: str, ignored: tuple[str, ...], frame: Frame) -> None:
         if "{}" in written:
@@ -289,27 +304,6 @@ def _assigned(words: Sequence[str]) -> dict[str, str]:
 def _with(frame: Frame, words: Sequence[str]) -> dict[str, str]:
     """The variables a program a simple command runs sees: the frame's, and the command's assignments."""
     return {**frame.variables, **_assigned(words)}
-
-
-def _prepared(text: str, script: str) -> str:
-    """Heredoc bodies left out (they are another program's input), a script's own folder made a path."""
-    if script:
-        folder = ROOT + posixpath.dirname(script)
-        text = CD_PWD.sub(lambda m: m.group(1), SCRIPT_DIR.sub(folder, GIT_TOP.sub(ROOT, text)))
-        for name, value in ROOTED.findall(text):  # SCRIPT_DIR="$(cd "$(dirname "$0")" && pwd)" and those using it
-            text = CD_PWD.sub(lambda m: m.group(1), re.sub(rf"\$\{{{name}\}}|\${name}\b", value, text))
-    if "<<" not in text:
-        return text
-    out: list[str] = []
-    end: str | None = None
-    for line in text.split("\n"):
-        if end is not None:
-            end = None if line.strip() == end else end
-            continue
-        match = HEREDOC.search(line)
-        end = match.group(2) if match else None
-        out.append(line)
-    return "\n".join(out)
 
 
 def _shown(text: str, width: int = 80) -> str:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 from tests.helpers import check, check_repo, codes, only
 
 SCRIPT = """\
@@ -61,3 +63,28 @@ def test_a_command_substitution_is_named_whole_in_the_finding(tmp_path):
     ]):
         report = check(check_repo(tmp_path / str(number), step(command)))[1]
         assert only(report, "tests-unread")["message"].endswith(f"not known: {shown}"), command
+
+
+def test_a_script_the_step_runs_that_is_not_tracked_is_missing(tmp_path):
+    for number, command in enumerate(["./scripts/nothere.sh", "bash scripts/nothere.sh tests/test_core.py",
+                                      "cd scripts && bash nothere.sh", "source scripts/nothere.sh"]):
+        exit_code, report = check(check_repo(tmp_path / str(number), step(command), files={"scripts/there.sh": ""}))
+        finding = only(report, "test-missing")
+        assert (exit_code, finding["step"]) == (1, "scripted"), command
+        assert "but scripts/nothere.sh is not in the repository" in finding["message"], command
+        assert "did you mean 'scripts/there.sh'?" in finding["fix"], command
+
+
+def test_a_script_made_first_or_run_elsewhere_is_not_missing(tmp_path):
+    for number, command in enumerate([
+        "curl -fsSL -o scripts/made.sh https://example.com/made.sh && bash scripts/made.sh",
+        "wget https://example.com/get.sh && chmod +x get.sh && ./get.sh",
+        "cat > scripts/made.sh <<EOF\npytest tests/\nEOF\nbash scripts/made.sh",
+        'docker run --rm image bash -c "bash scripts/in_image.sh"',  # the image's checkout, or its own files
+        "git clone https://example.com/x.git && cd x && ./build.sh",  # a folder that is not tracked
+        "./sde/sde64 -skl -- python3 -m pytest tests/test_core.py", "curl https://sh.rustup.rs | sh -s -- -y",
+        "FILES=(\n  scripts/reqs.txt\n)",
+    ]):
+        steps = step(command).replace(repr(command), json.dumps(command))  # YAML reads JSON's escapes: a newline
+        report = check(check_repo(tmp_path / str(number), steps, files={"scripts/there.sh": ""}))[1]
+        assert "test-missing" not in codes(report), command
