@@ -78,7 +78,7 @@ CHECK = _document("check", {
     "findings": _list(_obj({"code": STR, "severity": _enum("error", "warning", "info"), "file": STR, "line": INT,
                             "column": INT, "step": _or_null(STR), "message": STR, "fix": STR}, {"files": STRS})),
     "counts": {"type": "object", "additionalProperties": INT}, "errors": INT, "warnings": INT, "notes": STRS,
-    "stats": {"type": "object", "additionalProperties": INT},
+    "stats": {"type": "object", "additionalProperties": INT}, "tests": {"type": "object", "additionalProperties": STRS},
 })
 
 AUDIT = _document("audit", {

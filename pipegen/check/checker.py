@@ -66,6 +66,7 @@ def check(decl: Declarations, inputs: Inputs, *, orphans: bool = False, strict_m
         notes=tuple(_notes(inputs, graph, test_files)),
         stats={"steps": len(decl.steps), "tracked_files": len(index), "test_files": len(test_files),
                "python_files_read": len(graph.kids) - len(graph.unreadable)},
+        tests={t.step.key: tuple(t.files) for t in step_tests},
     )
 
 

@@ -38,6 +38,7 @@ class Report:
     findings: tuple[Finding, ...]
     notes: tuple[str, ...] = ()  # what could not be checked, and why
     stats: dict[str, int] = field(default_factory=dict)  # steps, files, test files ...
+    tests: dict[str, tuple[str, ...]] = field(default_factory=dict)  # step key -> the test files found it runs
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity == severity)
@@ -69,7 +70,8 @@ def format_report(report: Report, fmt: str, detail: bool = False) -> str:
     if fmt == "json":
         return dumps({"findings": [f.to_json() for f in report.findings], "counts": report.by_code(),
                       "errors": report.count("error"), "warnings": report.count("warning"),
-                      "notes": list(report.notes), "stats": report.stats})
+                      "notes": list(report.notes), "stats": report.stats,
+                      "tests": {key: list(files) for key, files in report.tests.items()}})
     if fmt == "markdown":
         return _markdown(report, detail)
     return _text(report, detail)

@@ -88,3 +88,14 @@ def test_a_script_made_first_or_run_elsewhere_is_not_missing(tmp_path):
         steps = step(command).replace(repr(command), json.dumps(command))  # YAML reads JSON's escapes: a newline
         report = check(check_repo(tmp_path / str(number), steps, files={"scripts/there.sh": ""}))[1]
         assert "test-missing" not in codes(report), command
+
+
+def test_the_json_lists_the_test_files_found_for_every_step(tmp_path):
+    steps = step("bash ci/run.sh tests/test_config.py && pytest tests/test_core.py", "[mypkg, tests/]") + """\
+- label: Lint
+  key: lint
+  commands: ["ruff check ."]
+  source_file_dependencies: [mypkg]
+"""
+    report = check(check_repo(tmp_path, steps, files={"ci/run.sh": SCRIPT}))[1]
+    assert report["tests"] == {"scripted": ["tests/test_config.py", "tests/test_core.py"], "lint": []}
