@@ -45,7 +45,8 @@ GLOB = re.compile(r"[*?\[]")
 SHELLS = frozenset({"bash", "sh", "source", "."})
 DECLARE = frozenset({"export", "local", "readonly", "declare"})
 QUIET = DECLARE | {"echo", "printf", "grep", "awk", "sed", "read", "trap"}  # no command in their arguments
-SUBSTITUTION = re.compile(r"\$\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)|`[^`]*`")  # $(...) (2 levels deep), `...`
+# $(...) (two levels deep), `...`; not an escaped one (`echo "\`x\`"` prints backquotes)
+SUBSTITUTION = re.compile(r"(?<!\\)(?:\$\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)|`[^`]*(?<!\\)`)")
 PLACED = re.compile(r"\$\{PIPEGEN_SUBSTITUTION_(\d+)\}")  # where a substitution stood while the text is read
 MAX_DEPTH = 8
 

@@ -150,6 +150,7 @@ def test_a_command_substitution_is_named_whole():
     assert walked(["pytest -v `cat x` compile/test_x.py"]).unread == ["pytest `cat x`"]
     assert walked(['bash -c "pytest -x $(cat a/b) --tb=short"']).unread == ["pytest $(cat a/b)"]
     assert walked(["pytest $(cat " + "a" * 200 + ")"]).unread == ["pytest $(cat " + "a" * 64 + "..."]  # 80 wide
+    assert walked(['echo "a \\`b\\` c" && echo "\\$(d)" && pytest compile/test_x.py']).unread == []  # escaped
     # What follows a substitution is still read; a `cd` inside one stays there (a subshell).
     walk = walked(["pytest -n $(nproc) compile/test_x.py", "X=$(cd /tmp && pwd) pytest cpu/test_cpu.py"])
     assert [r.path for r in walk.refs] == ["tests/compile/test_x.py", "tests/cpu/test_cpu.py"]
