@@ -25,11 +25,14 @@ _MESSAGE = "(?:[^}\\s#'\"$]|\\$(?!\\{))*"
 UPLOAD_MINUTES = (f"^\\s*\\$(?:{_NAME}|\\{{{_NAME}(?::?-0*[1-9][0-9]*|\\?{_MESSAGE}|:\\+?[0-9]+(?::[+-]?[0-9]+)?)?"
                   "\\})\\s*$")
 
+# A glob (it has * ? or [) that starts with '#', after an exclusion's '!': gitignore reads it as a comment.
+_COMMENT = {"type": "string", "pattern": "^!?#.*[*?\\[]"}
 # Shared parts the fragments point to ($ref), merged into the schema's definitions.
 DEFINITIONS: dict[str, Any] = {
     # An entry list: a string, or a list whose items may be lists (an alias of an anchored list: `[*core, src/]`).
-    "pipegen-entries": {"type": ["array", "string", "null"], "pattern": NO_NUL, "items": {"$ref": ITEM}},
-    "pipegen-entry": {"anyOf": [STRING, {"type": "array", "items": {"$ref": ITEM}}]},
+    "pipegen-entries": {"type": ["array", "string", "null"], "pattern": NO_NUL, "not": _COMMENT,
+                        "items": {"$ref": ITEM}},
+    "pipegen-entry": {"anyOf": [{**STRING, "not": _COMMENT}, {"type": "array", "items": {"$ref": ITEM}}]},
 }
 
 

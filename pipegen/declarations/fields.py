@@ -96,8 +96,8 @@ def _patterns(problem: Callable[[str], str | None], fix: str) -> Checker:
 
 # Dependency entries: paths (always valid), or gitignore-style globs that must compile.
 _entry_list = _patterns(glob_problem,
-                        "close the '[' (a literal '[' is '[[]'), write a range low to high ([a-z]), or write the path "
-                        "without glob characters")
+                        "close the '[' (a literal '[' is '[[]'), write a range low to high ([a-z]), a leading '#' "
+                        "as '\\#', or write the path without glob characters")
 # vLLM's run-all patterns: Python regexes (re.match).
 regex_list = _patterns(regex_problem, "fix the regular expression (a literal '(' is '\\(')")
 

@@ -63,7 +63,9 @@ def compile_glob(body: str, vm: bool = False) -> Matcher:
 def _parts(body: str) -> list[str]:
     """The regex pieces pathspec's GitIgnoreSpecPattern joins for `body`, one token each."""
     text = body if body.endswith("\\ ") else body.rstrip()
-    if not text or text.startswith("#") or text == "/":
+    if text.startswith("#"):
+        raise GlobError("gitignore reads a glob starting with '#' as a comment: it names nothing")
+    if not text or text == "/":
         raise GlobError("a glob that names nothing")
     text = text[1:] if text.startswith("!") else text
     segs = text.split("/")

@@ -211,6 +211,16 @@ def field_validator(kind: str) -> Any:
     return fastjsonschema.compile(prepared({"definitions": schema["definitions"], "properties": fields}))
 
 
+@pytest.mark.parametrize(("name", "value", "accepted"), [
+    ("run_all", "#?", False), ("run_all", ["src/", "!#*"], False), ("run_all", "\\#?", True), ("run_all", "#a", True),
+    ("run_all_exclude", [["#[ab]"]], False), ("run_all", "a/#?", True),
+])
+def test_a_glob_starting_with_hash_gets_one_answer(name: str, value: Any, accepted: bool) -> None:
+    """gitignore reads a glob that starts with '#' as a comment (found by the property below: '#?')."""
+    parsed = load_text(yaml.safe_dump({name: value}), "f.yaml")[name]
+    assert _answers(CONFIG_FIELDS[name], parsed, field_validator("config"), {name: value}) == (accepted, accepted)
+
+
 @settings(max_examples=250, deadline=None)
 @given(st.data())
 def test_generated_field_values_get_one_answer(data: st.DataObject) -> None:
