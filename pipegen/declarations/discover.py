@@ -13,6 +13,7 @@ from pipegen.errors import DeclarationError, UsageError
 from pipegen.model import DeclarationWarning, Location
 
 DEFAULT_CONFIGS = (".buildkite/pipegen.yaml", ".buildkite/ci_config.yaml")
+IMPORTED_CONFIG = ".buildkite/pipegen/pipegen.yaml"  # where `pipegen import` writes by default: named, not read
 DEFAULT_INVENTORY = ".buildkite/hardware.yaml"  # the hardware inventory of pipegen's own format
 STEPS_SUFFIXES = (".yaml", ".yml")  # Buildkite reads both
 
@@ -53,9 +54,11 @@ def find_config(root: str, config: str | None, environ: Mapping[str, str]) -> st
         if what:  # said, not passed over: "no CI configuration found" would send the user looking elsewhere
             raise UsageError(f"{candidate} is {what}, not a file",
                              fix=f"make {candidate} the config file, or pass --config PATH")
+    imported = os.path.isfile(os.path.join(root, IMPORTED_CONFIG))
     raise UsageError(
         f"no CI configuration found in {os.path.abspath(root)} (looked for {' and '.join(DEFAULT_CONFIGS)})",
-        fix="run pipegen at the repository root, or pass --config PATH",
+        fix=f"pass --config {IMPORTED_CONFIG} (what pipegen import wrote) or set PIPEGEN_CONFIG to it" if imported
+        else "run pipegen at the repository root, or pass --config PATH",
     )
 
 

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from pipegen.cli import cli
 from pipegen.dialects.load import load
+from tests.helpers import git_repo
 
 CONFIG = "steps: [.buildkite/steps]\n"
 GOOD_STEP = """\
@@ -79,6 +80,19 @@ def test_missing_steps_folder_and_config(tmp_path):
     empty.mkdir()
     result = run_select(empty)
     assert result.exit_code == 2 and "no CI configuration found" in result.output and "--config" in result.output
+
+
+def test_no_config_after_an_import_names_the_file_import_wrote(tmp_path, monkeypatch):
+    """A new user's first mistake: `pipegen import`, then `pipegen select` with no --config."""
+    git_repo(tmp_path, {".buildkite/pipeline.yml": "steps:\n  - label: unit\n    command: pytest\n"})
+    monkeypatch.chdir(tmp_path)
+    imported = CliRunner().invoke(cli, ["import", ".buildkite/pipeline.yml"])
+    assert imported.exit_code == 0, imported.output
+    result = run_select(tmp_path)
+    assert result.exit_code == 2 and "pass --config .buildkite/pipegen/pipegen.yaml" in result.output
+    named = CliRunner().invoke(cli, ["select", "--root", str(tmp_path), "--files-from", "/dev/null",
+                                     "--config", ".buildkite/pipegen/pipegen.yaml"])
+    assert named.exit_code == 0, named.output
 
 
 def test_error_as_subprocess_has_no_traceback(tmp_path):
