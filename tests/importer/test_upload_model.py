@@ -3,8 +3,12 @@ same compares equal, what it does not is named by step and field."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
+import pipegen.importer.upload_model as model
 from pipegen.importer.upload_model.agent_yaml import parse
 from pipegen.importer.upload_model.build import build
 from pipegen.importer.upload_model.interpolation import InterpolationError, Term, interpolate, value
@@ -139,3 +143,21 @@ def test_each_followed_upload_is_read_a_bounded_number_of_times():
     built = build([("p.yml", "steps:\n" + steps + twins)], read)
     assert built.refused == [] and "k-t.yml" in built.keys  # the twins: one upload, its key once
     assert len(reads) <= 3 * 302
+
+
+def test_the_model_imports_nothing_of_pipegen_outside_its_folder() -> None:
+    """Its docstring's promise (the proof and the converter cannot share a blind spot): each pipegen module the
+    model imports, at any depth of a function too, is its own or pipegen.frozen (a decorator, no reading)."""
+    folder = Path(model.__file__).parent
+    own = ("pipegen.importer.upload_model", "pipegen.frozen")
+    found: set[str] = set()
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                assert node.level == 0, f"{path.name}: a relative import"
+                found.add(node.module or "")
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+    assert "pipegen.importer.upload_model.interpolation" in found  # the walk sees the model's own imports
+    pipegen_imports = {name for name in found if name.split(".")[0] == "pipegen"}
+    assert sorted(n for n in pipegen_imports if not n.startswith(own)) == []
