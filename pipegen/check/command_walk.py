@@ -129,8 +129,13 @@ class _Walk:
     def unread(self, text: str, why: str = "") -> None:
         """Text check cannot read, as written (command substitutions put back) and shortened, for the finding."""
         if "PIPEGEN_SUBSTITUTION_" in text:
-            text = PLACED.sub(lambda match: self.substituted[int(match.group(1))], text)
+            text = PLACED.sub(self._written, text)
         self.found.unread.append(_shown(text) + why)
+
+    def _written(self, match: re.Match[str]) -> str:
+        """The substitution a placeholder stands for; a look-alike the command itself wrote, as written."""
+        number = int(match.group(1))
+        return self.substituted[number] if number < len(self.substituted) else match.group(0)
 
     def expand(self, word: str, frame: Frame) -> str:
         """`$NAME`, `${NAME:-default}`, `$1` from what is known; anything else is kept as written."""

@@ -158,6 +158,14 @@ def test_a_command_substitution_is_named_whole():
                                                                       "tests/nixl/test_accuracy.py"]
 
 
+def test_a_command_writing_what_looks_like_a_substitution_placeholder_is_shown_as_written():
+    """A placeholder stands for a substitution while the text is read: one the command wrote itself (no
+    substitution of that number) is shown as written; it raised IndexError, a traceback from `check`."""
+    assert walked(["pytest ${PIPEGEN_SUBSTITUTION_3}"]).unread == ["pytest ${PIPEGEN_SUBSTITUTION_3}"]
+    assert walked(["pytest $(cat a) ${PIPEGEN_SUBSTITUTION_1}"]).unread == [
+        "pytest $(cat a)", "pytest ${PIPEGEN_SUBSTITUTION_1}"]
+
+
 def test_a_glob_matching_nothing_is_a_missing_path():
     assert [r.path for r in walked(["pytest kernels/test_none_*.py"]).refs] == ["tests/kernels/test_none_*.py"]
 
