@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, TextIO
 
@@ -13,7 +13,7 @@ from pipegen.commands.check_cache import Kept
 from pipegen.commands.options import CheckOptions
 from pipegen.commands.terminal import painted
 from pipegen.errors import EXIT_FINDINGS, EXIT_USAGE, DeclarationError
-from pipegen.git import IndexReading
+from pipegen.git import Index, IndexReading
 from pipegen.model import Declarations, Location
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def main(args: CheckOptions, out: TextIO) -> int:
     try:
         report = check_repository(args.root, args.config, tracked_files=args.tracked_files, amd_file=args.amd_file,
                                   environ=args.environ, orphans=args.orphans, strict_mode=args.strict_mode, read=read,
-                                  index=index)
+                                  index=kept.taken if kept else None)
     except DeclarationError as exc:
         _write(out, format_report(declaration_error(exc), args.fmt), args)
         return EXIT_USAGE
@@ -65,9 +65,9 @@ def declaration_error(exc: DeclarationError) -> Report:
 
 def check_repository(root: str, config: str | None, *, tracked_files: str | None, amd_file: str | None,
                      environ: Mapping[str, str], orphans: bool = False, strict_mode: bool = False,
-                     read: list[str] | None = None, index: IndexReading | None = None) -> Report:
+                     read: list[str] | None = None, index: Callable[[], Index] | None = None) -> Report:
     """Load everything `check` needs from the repository at `root`, and check it (`read`: gets the
-    declaration files it read; `index`: git's index being read, when it was started already)."""
+    declaration files it read; `index`: takes git's index, when its reading was started already)."""
     from pipegen.check.checker import Inputs, check
     from pipegen.dialects.load import load, load_documents
     from pipegen.hardware.inventory import load_inventory
@@ -119,7 +119,7 @@ def _drift(decl: Declarations, environ: Mapping[str, str], listed: list[str] | N
 
 
 def _scans(root: str, tracked_files: str | None, environ: Mapping[str, str],
-           reading: IndexReading | None) -> ScanCache:
+           taken: Callable[[], Index] | None) -> ScanCache:
     """The tracked files and their import scans: git's index and the cache, or the --tracked-files list."""
     from pipegen.graph.scan_cache import ScanCache
 
@@ -129,7 +129,7 @@ def _scans(root: str, tracked_files: str | None, environ: Mapping[str, str],
         return ScanCache(root, set(read_file_list(tracked_files, "--tracked-files")))
     from pipegen.git import read_index
 
-    index = reading.index() if reading else read_index(root, environ)
+    index = taken() if taken else read_index(root, environ)
     blobs = index.blobs()
     return ScanCache(root, set(blobs), blobs, set(index.dirty))
 

@@ -71,6 +71,13 @@ class Kept:
                 return None
         return self._state
 
+    def taken(self) -> Index:
+        """git's index for the import scans, the tree's state taken with it: before check reads the sources (an
+        edit made while check runs is then a difference next time, not part of the kept state)."""
+        index = self._index.index()
+        _ = self.state
+        return index
+
     def report(self) -> tuple[str, int] | None:
         """The stored (output, exit code) when everything it was computed from is unchanged (with no entry
         stored, git's index is not waited for)."""

@@ -101,6 +101,25 @@ def test_git_reads_the_index_while_check_loads_the_declarations(repo, tmp_path, 
     assert order == ["git started", "declarations loaded meanwhile"]
 
 
+def test_a_source_edited_while_check_runs_is_checked_next_time(repo, tmp_path, monkeypatch):
+    """The tree's state is taken with git's index, before check reads the sources: an edited file saved again
+    while check runs (an editor) is checked next time, not kept under its new text with the old report."""
+    source = repo / "tests" / "test_core.py"
+    source.write_text("import mypkg.m00\n")  # edited: its content is in the state
+    original = pipegen.check.checker.check
+
+    def saving(*args, **kwargs):  # type: ignore[no-untyped-def]
+        found = original(*args, **kwargs)
+        source.write_text("import mypkg.m01\n")
+        return found
+
+    monkeypatch.setattr(pipegen.check.checker, "check", saving)
+    cache = tmp_path / "cache"
+    during = run(repo, cache)
+    assert "mypkg/m00.py" in during[1]
+    assert run(repo, cache) == run(repo, "") != during
+
+
 @pytest.mark.parametrize("change", ["edit a source", "stage the edit", "edit the steps file", "add a steps file",
                                     "delete a source", "environment", "commit a new source"])
 def test_any_change_checks_again(repo, tmp_path, change):
