@@ -175,20 +175,20 @@ class Conftests:
 
     def __init__(self, index: FileIndex):
         self.index = index
-        self._above: dict[str, list[str]] = {}
+        self._above: dict[str, list[str]] = {"": ["conftest.py"] if "conftest.py" in index.bit else []}
 
     def with_test(self, path: str) -> list[str]:
         """The test file, then its conftest.py files, innermost first."""
         return [path, *(c for c in self._of(path.rpartition("/")[0]) if c != path)]
 
     def _of(self, folder: str) -> list[str]:
-        found = self._above.get(folder)
-        if found is None:
-            conftest = folder + "/conftest.py" if folder else "conftest.py"
-            found = [conftest] if conftest in self.index.bit else []
-            if folder:
-                found += self._of(folder.rpartition("/")[0])
-            self._above[folder] = found
+        up = [folder]  # the folders up to one looked up before: a loop, as a test may lie 1,000s of folders deep
+        while up[-1] not in self._above:
+            up.append(up[-1].rpartition("/")[0])
+        found = self._above[up.pop()]
+        for name in reversed(up):
+            conftest = name + "/conftest.py"
+            found = self._above[name] = ([conftest] if conftest in self.index.bit else []) + found
         return found
 
 

@@ -45,10 +45,12 @@ class FileIndex:
 
     def lineage(self, folder: str) -> list[tuple[str, int]]:
         """`a/b` -> [("a", the files under a/), ("a/b", the files under a/b/)]; [] for the root."""
-        found = self._lineage.get(folder)
-        if found is None:
-            above = self.lineage(folder.rpartition("/")[0])
-            found = self._lineage[folder] = [*above, (folder, self.prefix(folder + "/"))]
+        up = [folder]  # the folders up to one looked up before: a loop, as a path may lie 1,000s of folders deep
+        while up[-1] not in self._lineage:
+            up.append(up[-1].rpartition("/")[0])
+        found = self._lineage[up.pop()]
+        for name in reversed(up):
+            found = self._lineage[name] = [*found, (name, self.prefix(name + "/"))]
         return found
 
     def matches(self, entry: str, kind: PatternKind = "entry") -> int:

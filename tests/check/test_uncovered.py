@@ -37,3 +37,19 @@ def test_every_uncovered_file_lands_in_one_group_that_names_what_to_add(paths, d
             assert any(p in covered_files for p in inside)
         else:
             assert all("/" not in p for p in members)  # the root cannot be added: its files are listed
+
+
+def test_a_path_deeper_than_pythons_recursion_limit_is_grouped_and_its_conftests_found():
+    """The folders above a file are walked in a loop: a test 1,200 folders deep (git tracks it; `check` on such a
+    repository was tried by hand) raised RecursionError, a traceback from `check` (in memory here: pytest's own
+    clean-up of tmp_path recurses as deep)."""
+    from pipegen.check.coverage import Conftests
+
+    deep = "/".join(["d"] * 1200)
+    files = sorted(["conftest.py", f"{deep}/conftest.py", f"{deep}/helper.py", f"{deep}/test_deep.py", "d/x.py"])
+    index = FileIndex(files)
+    assert Conftests(index).with_test(f"{deep}/test_deep.py") == [f"{deep}/test_deep.py", f"{deep}/conftest.py",
+                                                                  "conftest.py"]
+    missing = [f"{deep}/helper.py", f"{deep}/test_deep.py"]
+    assert group_by_folder(missing, index.mask(["d/x.py", f"{deep}/conftest.py"]), index) == {(deep + "/", False): missing}
+    assert group_by_folder(missing, index.mask(["d/x.py"]), index) == {("d/d/", True): missing}
