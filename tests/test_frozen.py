@@ -140,3 +140,27 @@ def test_every_frozen_class_shares_the_methods():
             assert getattr(cls, name) is getattr(Shared, name), (cls, name)
         checked += 1
     assert checked > 50
+
+
+@pytest.mark.parametrize("record", [Shared("x", 2, ("t",)), Factory("a", ["b"]), One("a"), Empty()])
+def test_pickle_copy_and_replace_give_an_equal_frozen_record(record: object) -> None:
+    """A value made by the written __init__ round-trips through pickle, copy and deepcopy, as a dataclass's does
+    (state restored without __setattr__), and stays frozen; replace() goes through __init__ again."""
+    import copy
+    import pickle
+
+    for again in (pickle.loads(pickle.dumps(record)), copy.copy(record), copy.deepcopy(record),
+                  dataclasses.replace(record)):
+        assert again == record and type(again) is type(record) and repr(again) == repr(record)
+        if not isinstance(record, Factory):  # a list field: unhashable, as a dataclass's would be
+            assert hash(again) == hash(record)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            again.name = "changed"  # type: ignore[attr-defined]
+    assert copy.deepcopy(Factory("a", ["b"])).items is not Factory("a", ["b"]).items
+
+
+def test_replace_keeps_a_factory_value_or_makes_a_fresh_one() -> None:
+    record = Factory("a", ["b"])
+    assert dataclasses.replace(record, name="c") == Factory("c", ["b"])
+    assert dataclasses.replace(record, name="c").items is record.items  # as dataclasses passes each field on
+    assert dataclasses.replace(record, items=[]).items == [] and Factory("a").items is not Factory("a").items
