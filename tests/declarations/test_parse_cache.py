@@ -31,12 +31,14 @@ steps:
 
 
 def located(value: Any) -> Any:
-    """The value with every location it carries, for comparing two reads."""
+    """The value with every location it carries, for comparing two reads: keys in their order, each scalar with
+    its type (True == 1 == 1.0 to Python, and two dicts in another order are equal)."""
     if isinstance(value, LocDict):
-        return ("map", value.file, tuple(value.mark), {k: (tuple(value.key_marks[k]), located(v)) for k, v in value.items()})
+        return ("map", value.file, tuple(value.mark),
+                [(located(k), tuple(value.key_marks[k]), located(v)) for k, v in value.items()])
     if isinstance(value, LocList):
         return ("seq", value.file, tuple(value.mark), [(tuple(m), located(v)) for m, v in zip(value.item_marks, value, strict=True)])
-    return value
+    return type(value).__name__, value
 
 
 def reads(path: Path, monkeypatch: pytest.MonkeyPatch, cache: Path) -> tuple[Any, Any, Any]:
