@@ -54,6 +54,8 @@ def _check_fields(cls: type) -> None:
     for f in dataclasses.fields(cls):
         if f.kw_only is True or not f.init:
             raise TypeError(f"@frozen {cls.__name__}.{f.name}: kw_only and init=False are not supported")
+        if not f.compare or not f.repr or f.hash is not None:  # the shared methods use every field
+            raise TypeError(f"@frozen {cls.__name__}.{f.name}: compare, repr and hash are not supported")
         if f.default is not MISSING or f.default_factory is not MISSING:
             defaulted = f.name
         elif defaulted:

@@ -95,6 +95,13 @@ def test_the_init_is_the_generated_one():
         frozen(type("Bad", (), {"__annotations__": {"a": "int", "b": "int"}, "a": 1}))
 
 
+@pytest.mark.parametrize("option", [{"compare": False}, {"repr": False}, {"hash": False}, {"hash": True}])
+def test_a_field_the_shared_methods_would_treat_otherwise_is_refused(option: dict[str, bool]) -> None:
+    """The shared __eq__, __hash__ and __repr__ use every field: one dataclass would leave out is refused."""
+    with pytest.raises(TypeError, match="compare, repr and hash are not supported"):
+        frozen(type("Partial", (), {"__annotations__": {"a": "int"}, "a": field(default=1, **option)}))
+
+
 def test_every_init_has_the_generated_signature():
     """Each @frozen class of pipegen takes the parameters, in the order and with the defaults, that
     @dataclass(frozen=True) would give it."""
