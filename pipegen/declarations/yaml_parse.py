@@ -181,7 +181,7 @@ def parse(text: str, file: str, duplicates: list[str] | None = None) -> Any:
     if duplicates is None:
         try:
             return _plain(text, file)
-        except (Irregular, yaml.YAMLError):  # an error is worded by the loaders below, which meet it again
+        except (Irregular, yaml.YAMLError, ValueError):  # an error is worded by the loaders below, which meet it again
             pass
     loader = (_AliasLoader if "&" in text and _ALIAS.search(text) else _LocLoader)(text)
     loader.file = file
@@ -207,6 +207,9 @@ def parse(text: str, file: str, duplicates: list[str] | None = None) -> Any:
                                fix="remove it, or write it escaped in a double-quoted string (\"\\x07\")") from None
     except yaml.YAMLError as exc:
         raise DeclarationError(f"YAML error: {exc}", Location(file)) from None
+    except ValueError as exc:  # PyYAML's constructor: a plain 2001-13-45 or 0b_ matches a date's or number's form
+        raise DeclarationError(f"a value YAML reads as a date or number is not one ({exc})", Location(file),
+                               fix="quote it if it is text ('2001-13-45'), else correct it") from None
     except RecursionError:  # nesting through tags that bypass the depth bound (!!omap, !!pairs)
         raise DeclarationError(f"YAML nested deeper than {MAX_DEPTH} levels", Location(file),
                                fix="flatten the structure (no CI declaration needs this depth)") from None

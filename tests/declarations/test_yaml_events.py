@@ -71,3 +71,11 @@ def test_real_files_read_as_the_loaders_read_them(monkeypatch: pytest.MonkeyPatc
     for path in paths:
         text = path.read_text()
         assert outcome(text) == loaders(text, monkeypatch), path
+
+
+@pytest.mark.parametrize("text", ["a: 2001-13-45\n", "- 2001-02-30\n", "a: 0b_\n", "a: [0x_]\n"])
+def test_a_date_or_number_python_cannot_make_is_a_declaration_error(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyYAML's constructor raises ValueError (not a YAML error) for these: one clear message, no traceback."""
+    message, location = outcome(text)
+    assert "a value YAML reads as a date or number is not one" in message and location.file == "f.yaml"
+    assert loaders(text, monkeypatch) == (message, location)
