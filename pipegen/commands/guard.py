@@ -17,9 +17,8 @@ import click
 from pipegen.commands.output import output_failed
 from pipegen.errors import EXIT_INTERRUPTED, PipegenError
 
-# Writing the output failed: a closed or broken stdout, a full or failing device.
 COLORS = ("auto", "always", "never")  # --color's choices (commands/terminal.py says what each does)
-
+# Writing the output failed: a closed or broken stdout, a full or failing device.
 OUTPUT_ERRNOS = frozenset({errno.EPIPE, errno.EBADF, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG})
 
 
