@@ -54,8 +54,6 @@ def _write(out: TextIO, text: str, args: CheckOptions) -> None:
     out.write(painted(args.terminal, text, SEVERITY_COLORS) if args.fmt == "text" else text)
 
 
-
-
 def declaration_error(exc: DeclarationError) -> Report:
     """Loader errors (every file's) as the findings of a report (check exits 2: the input is unreadable)."""
     errors = getattr(exc, "errors", (exc,))
