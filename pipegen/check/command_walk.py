@@ -153,7 +153,7 @@ class _Walk:
 
         return VARIABLE.sub(value, word)
 
-    def simple(self, words: list[str], frame: Frame) -> None:
+    def simple(self, words: list[str], frame: Frame, wrapped: int = 0) -> None:
         rest = strip_prefix(words)
         if not rest or rest[0] in QUIET:
             frame.variables.update(_assigned(rest[1:]) if rest and rest[0] in DECLARE else {})
@@ -166,8 +166,9 @@ class _Walk:
             self.shell(rest[1:], replace(frame, variables=_with(frame, words)))
         elif "/" in head and not head.endswith(".py") and not DYNAMIC.search(head):
             self.script(head, rest[1:], replace(frame, variables=_with(frame, words)), run=True)
-        if "--" in rest and tool_of(rest) is None:  # a wrapper program: `sde64 -skl -- python3 x.py`
-            self.simple(rest[rest.index("--") + 1:], frame)
+        # A wrapper program (`sde64 -skl -- python3 x.py`), MAX_DEPTH deep: thousands of `--` overflowed the stack
+        if "--" in rest and tool_of(rest) is None and wrapped < MAX_DEPTH:
+            self.simple(rest[rest.index("--") + 1:], frame, wrapped + 1)
         for written, tool, ignored in named(rest):
             self.named(written, tool, ignored, frame)
         for word in rest[1:]:  # shell text handed on: `bash -c "..."`, `run-test.sh "pytest x"`, `docker run`

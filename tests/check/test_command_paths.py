@@ -166,6 +166,14 @@ def test_a_command_writing_what_looks_like_a_substitution_placeholder_is_shown_a
         "pytest $(cat a)", "pytest ${PIPEGEN_SUBSTITUTION_1}"]
 
 
+def test_wrapper_programs_are_read_through_to_a_bound():
+    """`wrapper -- program`: read through, as deep as scripts are followed; thousands of `--` raised
+    RecursionError, a traceback from `check`."""
+    assert [r.path for r in walked(["sde -- " * 8 + "pytest compile/test_x.py"]).refs] == ["tests/compile/test_x.py"]
+    assert walked(["sde -- " * 9 + "pytest compile/test_x.py"]).refs == []
+    assert walked(["sde -- " * 1500 + "pytest compile/test_x.py"]).refs == []
+
+
 def test_a_glob_matching_nothing_is_a_missing_path():
     assert [r.path for r in walked(["pytest kernels/test_none_*.py"]).refs] == ["tests/kernels/test_none_*.py"]
 
