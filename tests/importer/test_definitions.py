@@ -30,6 +30,15 @@ def test_a_long_text_is_written_in_one_pass():
     assert time.perf_counter() - start < 5
 
 
+def test_braces_nested_past_the_parser_bound_are_left_as_written():
+    """interpolation.MAX_NESTING bounds the grammar's depth, and so this module's (a RecursionError is not caught):
+    a reference nested 1,000 deep, or a definition so nested, is Buildkite's to read, not a traceback."""
+    deep = "${A:-" * 1000 + "$Q" + "}" * 1000
+    problems: list[Said] = []
+    assert substitute(deep, {"Q": "1"}, problems, W) == deep and problems == []
+    assert substitute("${Q:-x}", {"Q": deep}, problems, W) == deep and problems == []  # taken: it is never empty
+
+
 def test_only_a_variable_buildkite_expands_makes_a_typed_field_upload_time():
     missing: list[Said] = []
     fields = {"soft_fail": "${ALLOW_FAIL?}", "timeout_in_minutes": "$ 5", "priority": "\\$P"}
