@@ -96,9 +96,9 @@ class _Walk:
             read = SUBSTITUTION.sub(lambda match: self.substitution(match.group(0), frame), read)
         commands = simple_commands(read)
         if commands is None:
-            if frame.script:  # a script's odd line loses that line, not the script
+            if frame.script:  # a script's odd line loses that line, not the script (the line alone: not again)
                 for line in text.splitlines():
-                    self.text(line, frame) if tokens(line) is not None else None
+                    self.text(line, frame) if line != text and tokens(line) is not None else None
             elif not frame.handed:
                 self.unread(text)
             return

@@ -174,6 +174,13 @@ def test_wrapper_programs_are_read_through_to_a_bound():
     assert walked(["sde -- " * 1500 + "pytest compile/test_x.py"]).refs == []
 
 
+def test_a_script_line_a_substitution_leaves_unbalanced_is_lost_alone():
+    """`'$(' ")'"` is balanced, but with the `$(...)` it holds put aside it is not: the script is read line by
+    line, and that line alone was read again and again (RecursionError, a traceback from `check`)."""
+    tree = {"a.sh": "echo '$(' \")'\"\npytest tests/test_a.py\n", "tests/test_a.py": ""}
+    assert [r.path for r in walked(["bash a.sh"], "", tree).refs] == ["tests/test_a.py"]
+
+
 def test_a_glob_matching_nothing_is_a_missing_path():
     assert [r.path for r in walked(["pytest kernels/test_none_*.py"]).refs] == ["tests/kernels/test_none_*.py"]
 
