@@ -12,6 +12,7 @@ from typing import Any
 
 from pipegen.importer.convert import Imported
 from pipegen.importer.nodes import Node, Pipeline
+from pipegen.importer.said import place
 from pipegen.importer.upload_model.verdict import Finding, shown_data
 from pipegen.model import Location
 
@@ -42,17 +43,11 @@ def import_json(result: Imported, differences: Sequence[Finding], out_dir: str, 
         "selecting": sorted(result.selecting),
         "notes": [note.as_json() for note in result.notes],
         "not_carried": [item.as_json() for item in result.missing],
-        "differences": [{"step": d.step, "field": d.field, **_place(where.get(d.step)), "expected": _data(d.expected),
+        "differences": [{"step": d.step, "field": d.field, **place(where.get(d.step)), "expected": _data(d.expected),
                          "got": _data(d.got)} for d in differences],
         "proven": not (result.missing or differences),
         "exit_code": exit_code,
     }
-
-
-def _place(location: Location | None) -> dict[str, Any]:
-    if location is None:
-        return {"file": None, "line": None, "column": None}
-    return {"file": location.file, "line": location.line or None, "column": location.column or None}
 
 
 def _data(value: object) -> object:

@@ -22,12 +22,17 @@ class Said:
         return f"{self.where}: {self.message}" if self.where is not None else self.message
 
     def as_json(self) -> dict[str, Any]:
-        """{file, line, column, message}: null where no place (or no line) is known, as str() writes it."""
-        if self.where is None:
-            return {"file": None, "line": None, "column": None, "message": self.message}
-        line = self.where.line or None
-        return {"file": self.where.file, "line": line, "column": (self.where.column or 1) if line else None,
-                "message": self.message}
+        """{file, line, column, message}: the place as place() writes it."""
+        return {**place(self.where), "message": self.message}
+
+
+def place(where: Location | None) -> dict[str, Any]:
+    """{file, line, column}: null where no place (or no line) is known, as str() writes it (import --format
+    json: a note's, a thing not carried over's, a difference's)."""
+    if where is None:
+        return {"file": None, "line": None, "column": None}
+    line = where.line or None
+    return {"file": where.file, "line": line, "column": (where.column or 1) if line else None}
 
 
 @frozen
